@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# qosctl: dual-stack DiffServ QoS data plane on eBPF and tc.
+#
+#   make              build BPF objects, skeleton and qosctl into $(OUTPUT)
+#   make check        install dependencies, build, run every test (TAP)
+#   make demo         install dependencies, build, run the namespace demo
+#   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
+#   make install      PREFIX=/usr/local DESTDIR=
+
+OUTPUT ?= .output
+PREFIX ?= /usr/local
+SANITIZE ?=
+V ?= 0
+
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ABS_OUTPUT := $(abspath $(OUTPUT))
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+KSRC_TAR ?= $(firstword $(wildcard /usr/src/linux-source-6.12.tar.xz))
+
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -D__TARGET_ARCH_x86 \
+	      $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
+BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
+BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+
+LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c
+PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
+	  -std=gnu11 -I$(OUTPUT) -Iuser -DQOS_PROFILE_DIRS='"$(PREFIX)/share/qosctl/tc-profiles:$(abspath tc-profiles)"'
+ifneq ($(SANITIZE),)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c
+LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
+LIBQOS := $(OUTPUT)/libqos.a
+QOSCTL := $(OUTPUT)/qosctl
+
+.DELETE_ON_ERROR:
+.PHONY: all clean deps check demo vmcheck install selftests
+
+all: $(QOSCTL) selftests
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# Both programs in one object, so they share one set of maps (__weak in
+# bpf/lib/maps.h) and one skeleton.
+$(OUTPUT)/qos.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/qos.skel.h: $(OUTPUT)/qos.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name qos > $@
+
+$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h \
+	     $(OUTPUT)/qos.skel.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@
+
+$(LIBQOS): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(QOSCTL): user/qosctl.c $(LIBQOS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) $< $(LIBQOS) $(LDFLAGS) $(PC_LIBS) -lm -o $@
+
+# The kselftest harness comes from Debian's kernel source tarball; it is
+# extracted into the output directory, never committed.
+$(OUTPUT)/kselftest/kselftest_harness.h:
+	$(call msg,EXTRACT,$@)
+	$(Q)test -n "$(KSRC_TAR)" || { echo "linux-source-6.12 is not installed (scripts/install-deps.sh)"; exit 1; }
+	$(Q)mkdir -p $(OUTPUT)/kselftest
+	$(Q)tar -xJf $(KSRC_TAR) -C $(OUTPUT)/kselftest --strip-components=4 --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
+	$(Q)touch $@
+
+selftests: $(QOSCTL) $(LIBQOS) $(OUTPUT)/kselftest/kselftest_harness.h
+	$(Q)$(MAKE) --no-print-directory -C selftests OUTPUT=$(ABS_OUTPUT)/selftests \
+		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) V=$(V)
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -C selftests run_tests OUTPUT=$(ABS_OUTPUT)/selftests \
+		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/demo.sh
+
+vmcheck:
+	$(Q)scripts/install-deps.sh --vm
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/vmcheck.sh $(ABS_OUTPUT) $(KERNELS)
+
+install: $(QOSCTL)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles
+	install -m 0755 $(QOSCTL) $(DESTDIR)$(PREFIX)/sbin/qosctl
+	install -m 0644 tc-profiles/* $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles/
+
+clean:
+	$(Q)rm -rf $(OUTPUT)

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tc egress ("service-policy output"), in front of the qdisc tree: turn the
+ * class into the qdisc class through skb->priority, which HTB and PRIO use
+ * when its major number is theirs. Packets nobody classified (locally
+ * generated, or from an interface without an ingress policy) are classified
+ * here from their DSCP / Traffic Class.
+ *
+ * Like the ingress program it returns TC_ACT_UNSPEC: the packet is never
+ * dropped here, and filters after ours in the chain still run.
+ *
+ * skb->priority and not the mark is what reaches the qdisc: the class in the
+ * mark is router-wide, the major:minor is this interface's tree.
+ */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include "lib/classify.h"
+#include "lib/parse.h"
+
+SEC("tc")
+int qos_egress(struct __sk_buff *skb)
+{
+	struct qos_pkt pkt;
+	struct qos_cfg *cfg;
+	__u32 len = skb->len;
+	__u32 cls;
+	int ret;
+
+	cfg = qos_get_cfg();
+	if (!cfg)
+		return TC_ACT_UNSPEC;
+
+	/* Parsed even when the mark already holds a class: the counters are
+	 * per family. */
+	ret = qos_parse_skb(skb, &pkt);
+	if (ret != QOS_UNP_NONE) {
+		qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
+		return TC_ACT_UNSPEC;
+	}
+
+	cls = qos_mark_get(cfg, skb->mark);
+	if (cls == QOS_CLASS_NONE)
+		cls = qos_classify_dscp(cfg, &pkt);
+	if (cfg->classid[cls])
+		skb->priority = cfg->classid[cls];
+	qos_count(QOS_DIR_EGRESS, cls, pkt.family, QOS_V_PASS, len);
+	return TC_ACT_UNSPEC;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Install what building, testing and the demo need on Debian 12 (bookworm).
+# Idempotent: when every package is already present it only runs dpkg-query
+# and returns in well under a second.
+#
+# Usage: scripts/install-deps.sh [--vm]
+#   --vm   also install what `make vmcheck` needs (Debian kernels, qemu, virtme-ng)
+
+set -euo pipefail
+
+want_vm=0
+[ "${1:-}" = "--vm" ] && want_vm=1
+
+# Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
+# libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
+# harness headers, docutils for the man page.
+pkgs=(
+	make gcc clang llvm pkg-config
+	libbpf-dev bpftool libelf-dev zlib1g-dev
+	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
+	linux-source-6.12 xz-utils
+	python3-docutils
+	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps
+	python3-prometheus-client
+)
+vm_pkgs=(
+	linux-image-amd64 linux-image-6.12-amd64
+	qemu-system-x86 python3-pip busybox-static kmod udev
+)
+[ $want_vm -eq 1 ] && pkgs+=("${vm_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[ "${st:0:2}" = "ii" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages (${missing[*]}) and not root" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ $want_vm -eq 1 ] && ! command -v vng >/dev/null 2>&1; then
+	echo "install-deps: installing virtme-ng from PyPI"
+	pip3 install --quiet --break-system-packages virtme-ng==1.42 2>/dev/null ||
+		pip3 install --quiet virtme-ng==1.42
+fi
+
+# bpffs is where qosctl pins its maps.
+if ! mountpoint -q /sys/fs/bpf 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
+	mount -t bpf bpf /sys/fs/bpf
+fi
+exit 0

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * apply and remove as transactions.
+ *
+ * Order of a fresh apply: parse and resolve the profile, load (verify) the
+ * programs, build the qdisc tree, write the configuration map, attach the
+ * programs, record what was done in the meta map. Every step before the
+ * last has an undo; the undo runs in reverse on the first failure.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "loader.h"
+#include "profile.h"
+#include "qdisc.h"
+#include "util.h"
+
+struct txn {
+	int ifindex;
+	bool have_old;		/* a qosctl profile was already applied */
+	bool fresh_tree;	/* the root qdisc is new */
+	bool tree_done;
+	bool cfg_done;
+	bool attach_done;
+	bool clsact_created;
+	bool pins_created;
+	struct qos_meta old;
+	struct qos_meta meta;
+	struct qos_cfg old_cfg;
+	struct qos_cfg cfg;
+};
+
+static void rollback(struct txn *t, struct qos_bpf *obj, struct nl_sock *sk,
+		     const char *pin_dir, const struct qos_maps *m)
+{
+	int d;
+
+	if (t->attach_done || t->clsact_created) {
+		if (t->have_old) {
+			for (d = 0; d < QOS_DIR_MAX; d++) {
+				int fd = qos_prog_fd_by_id(t->old.prog_id[d]);
+
+				if (fd >= 0) {
+					qos_attach_fd(t->ifindex, d, fd);
+					close(fd);
+				}
+			}
+		} else {
+			qos_bpf_detach(t->ifindex, NULL, t->clsact_created);
+		}
+	}
+	if (t->cfg_done && t->have_old)
+		qos_cfg_write(m->cfg, &t->old_cfg);
+	if (t->tree_done || t->fresh_tree) {
+		if (t->fresh_tree) {
+			qos_tree_remove(sk, t->ifindex, t->meta.qdisc_handle);
+		} else {
+			qos_tree_sync(sk, t->ifindex, &t->old, false);
+			qos_tree_prune(sk, t->ifindex, &t->old, &t->meta);
+		}
+	}
+	if (obj && t->pins_created)
+		qos_bpf_unpin(obj, pin_dir);
+}
+
+static int check_root(struct nl_sock *sk, struct txn *t, const char *ifname, char *err,
+		      size_t errlen)
+{
+	struct qos_root_info ri;
+	int ret;
+
+	ret = qos_root_info(sk, t->ifindex, &ri);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: cannot read qdiscs: %s", ifname, strerror(-ret));
+		return ret;
+	}
+	if (t->have_old && ri.present && ri.handle == t->old.qdisc_handle) {
+		/* Ours: change in place unless the new profile moves the handle
+		 * or the default class (HTB cannot change its defcls). */
+		t->fresh_tree = t->meta.qdisc_handle != t->old.qdisc_handle ||
+				t->meta.default_class != t->old.default_class;
+		return 0;
+	}
+	if (!ri.present || ri.is_default) {
+		t->fresh_tree = true;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "dev %s: root qdisc %s %x: was not installed by qosctl; remove it first",
+		 ifname, ri.kind, ri.handle >> 16);
+	return -EBUSY;
+}
+
+int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
+	      char *err, size_t errlen)
+{
+	struct qos_class_plan plan[QOS_MAX_CLASSES];
+	static struct qos_profile p;
+	struct qos_bpf *obj = NULL;
+	struct nl_sock *sk = NULL;
+	struct txn t = {};
+	struct qos_maps m = {};
+	char pin_dir[200];
+	int ret;
+
+	ret = qos_check_env(err, errlen);
+	if (ret)
+		return ret;
+	t.ifindex = if_nametoindex(ifname);
+	if (!t.ifindex) {
+		snprintf(err, errlen, "dev %s: no such device", ifname);
+		return -ENODEV;
+	}
+	ret = qos_profile_load(profile_name, &p, err, errlen);
+	if (ret)
+		return ret;
+	ret = qos_profile_resolve(&p, link_bps, plan, err, errlen);
+	if (ret)
+		return ret;
+	ret = qos_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (ret) {
+		snprintf(err, errlen, "dev %s: name too long", ifname);
+		return ret;
+	}
+
+	/* What an earlier apply left, if anything. */
+	{
+		struct qos_maps old;
+
+		if (!qos_maps_open(ifname, &old)) {
+			t.have_old = !qos_meta_read(old.meta, &t.old) &&
+				     t.old.version == QOS_META_VERSION &&
+				     t.old.ifindex == (uint32_t)t.ifindex;
+			qos_maps_close(&old);
+			if (!t.have_old) {
+				/* Left by an interface of the same name that is
+				 * gone, or by a killed qosctl: nothing to keep. */
+				qos_dbg("stale pins in %s: removed", pin_dir);
+				qos_pins_remove(ifname);
+			}
+		}
+	}
+
+	ret = qos_tree_plan(&p, plan, link_bps, &t.meta, err, errlen);
+	if (ret)
+		return ret;
+	t.meta.version = QOS_META_VERSION;
+	t.meta.ifindex = t.ifindex;
+	snprintf(t.meta.profile, sizeof(t.meta.profile), "%s", p.name);
+	qos_profile_fill_cfg(&p, &t.cfg);
+
+	ret = qos_nl_open(&sk);
+	if (ret) {
+		snprintf(err, errlen, "netlink: %s", strerror(-ret));
+		return ret;
+	}
+	if (!qos_qdisc_available("htb")) {
+		snprintf(err, errlen, "the kernel lacks the HTB qdisc (CONFIG_NET_SCH_HTB)");
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	ret = check_root(sk, &t, ifname, err, errlen);
+	if (ret)
+		goto out;
+
+	ret = qos_bpf_load(pin_dir, &obj, &t.pins_created);
+	if (ret) {
+		snprintf(err, errlen, "loading BPF programs: %s%s", strerror(-ret),
+			 qos_verbose ? "" : " (run with -v for the verifier log)");
+		goto out;
+	}
+	qos_bpf_maps(obj, &m);
+	if (t.have_old && qos_cfg_read(m.cfg, &t.old_cfg))
+		t.have_old = false;
+
+	ret = qos_tree_sync(sk, t.ifindex, &t.meta, t.fresh_tree);
+	t.tree_done = true;
+	if (ret) {
+		snprintf(err, errlen, "dev %s: building the qdisc tree: %s", ifname,
+			 strerror(-ret));
+		goto fail;
+	}
+
+	ret = qos_cfg_write(m.cfg, &t.cfg);
+	t.cfg_done = true;
+	if (ret) {
+		snprintf(err, errlen, "writing the configuration map: %s", strerror(-ret));
+		goto fail;
+	}
+
+	ret = qos_bpf_attach(obj, t.ifindex, &t.clsact_created, t.meta.prog_id);
+	t.attach_done = true;
+	if (ret) {
+		snprintf(err, errlen, "dev %s: attaching to clsact: %s", ifname, strerror(-ret));
+		goto fail;
+	}
+	t.meta.flags = QOS_META_F_ROOT;
+	if (t.clsact_created || (t.have_old && (t.old.flags & QOS_META_F_CLSACT)))
+		t.meta.flags |= QOS_META_F_CLSACT;
+
+	if (t.have_old && !t.fresh_tree) {
+		ret = qos_tree_prune(sk, t.ifindex, &t.meta, &t.old);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: removing old classes: %s", ifname,
+				 strerror(-ret));
+			goto fail;
+		}
+	}
+
+	ret = qos_meta_write(m.meta, &t.meta);
+	if (ret) {
+		snprintf(err, errlen, "writing the meta map: %s", strerror(-ret));
+		goto fail;
+	}
+	goto out;
+
+fail:
+	rollback(&t, obj, sk, pin_dir, &m);
+out:
+	qos_bpf_close(obj);
+	qos_nl_close(sk);
+	return ret;
+}
+
+int qos_remove(const char *ifname, char *err, size_t errlen)
+{
+	struct nl_sock *sk = NULL;
+	struct qos_meta meta;
+	struct qos_maps m;
+	int ifindex, ret;
+
+	ret = qos_check_env(err, errlen);
+	if (ret)
+		return ret;
+	ret = qos_maps_open(ifname, &m);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: no qosctl profile applied", ifname);
+		return -ENOENT;
+	}
+	ret = qos_meta_read(m.meta, &meta);
+	qos_maps_close(&m);
+	if (ret || meta.version != QOS_META_VERSION) {
+		/* An apply that died before recording itself: its own
+		 * rollback never ran, so only the pins can be ours. */
+		qos_pins_remove(ifname);
+		return 0;
+	}
+
+	ifindex = if_nametoindex(ifname);
+	if (ifindex && (uint32_t)ifindex == meta.ifindex) {
+		ret = qos_bpf_detach(ifindex, meta.prog_id, meta.flags & QOS_META_F_CLSACT);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: detaching programs: %s", ifname,
+				 strerror(-ret));
+			return ret;
+		}
+		ret = qos_nl_open(&sk);
+		if (!ret && (meta.flags & QOS_META_F_ROOT)) {
+			ret = qos_tree_remove(sk, ifindex, meta.qdisc_handle);
+			if (ret == -ENOENT)
+				ret = 0;
+		}
+		qos_nl_close(sk);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: removing the qdisc tree: %s", ifname,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	ret = qos_pins_remove(ifname);
+	if (ret)
+		snprintf(err, errlen, "dev %s: removing pinned maps: %s", ifname, strerror(-ret));
+	return ret;
+}

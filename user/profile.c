@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Profile parser: INI files read with libinih. See Documentation/profiles.rst
+ * for the format.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "util.h"
+
+#ifndef QOS_PROFILE_DIRS
+#define QOS_PROFILE_DIRS "/etc/qosctl/profiles"
+#endif
+
+#define QOS_DEFAULT_MARK_MASK	0x000f0000U
+#define QOS_DEFAULT_HANDLE	1
+#define QOS_DEFAULT_LEAF_DELAY	(20ULL * 1000 * 1000)	/* 20 ms */
+#define QOS_HTB_PRIO_MAX	7
+
+struct parse_ctx {
+	struct qos_profile *p;
+	FILE *f;
+	int line;		/* line being handled, counted by our reader */
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int fail(struct parse_ctx *c, const char *key, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	if (c->failed)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->errlen, "%s:%d: %s: %s", c->p->path, c->line, key, msg);
+	c->failed = true;
+	return 0;
+}
+
+/* Reader handed to ini_parse_stream(): fgets() that counts lines, so the
+ * handler knows the line of the key it is given. */
+static char *read_line(char *buf, int size, void *stream)
+{
+	struct parse_ctx *c = stream;
+	char *s = fgets(buf, size, c->f);
+
+	if (s)
+		c->line++;
+	return s;
+}
+
+static int parse_bw(struct parse_ctx *c, const char *key, const char *v, struct qos_bw *bw)
+{
+	size_t len = strlen(v);
+
+	memset(bw, 0, sizeof(*bw));
+	bw->set = true;
+	bw->line = c->line;
+	if (len && v[len - 1] == '%') {
+		uint64_t permille;
+
+		/* Parse against a 100000 reference to validate the number only. */
+		if (qos_parse_rate(v, 100000, &permille))
+			return fail(c, key, "'%s' is not a share between 0%% and 100%%", v);
+		bw->pct = true;
+		bw->share = strtod(v, NULL);
+		return 1;
+	}
+	if (qos_parse_rate(v, 0, &bw->bps))
+		return fail(c, key, "'%s' is not a rate (e.g. 20%%, 10mbit, 1gbit)", v);
+	return 1;
+}
+
+static int parse_dscp_list(struct parse_ctx *c, const char *key, const char *v,
+			   uint64_t *set)
+{
+	char buf[INI_MAX_LINE];
+	char *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	*set = 0;
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		char *dash = strchr(tok, '-');
+		uint8_t lo, hi;
+
+		if (dash) {
+			*dash = '\0';
+			if (qos_parse_dscp(tok, &lo) || qos_parse_dscp(dash + 1, &hi) || lo > hi)
+				return fail(c, key, "'%s-%s' is not a DSCP range within 0-63",
+					    tok, dash + 1);
+		} else if (qos_parse_dscp(tok, &lo)) {
+			return fail(c, key, "'%s' is not a DSCP (0-63, ef, csN, afXY, le, va)",
+				    tok);
+		} else {
+			hi = lo;
+		}
+		for (; lo <= hi; lo++)
+			*set |= 1ULL << lo;
+	}
+	if (!*set)
+		return fail(c, key, "empty DSCP list");
+	return 1;
+}
+
+static int parse_leaf(const char *v, enum qos_leaf *leaf)
+{
+	static const struct {
+		const char *name;
+		enum qos_leaf leaf;
+	} leaves[] = {
+		{ "auto", QOS_LEAF_AUTO },
+		{ "pfifo", QOS_LEAF_PFIFO },
+		{ "bfifo", QOS_LEAF_BFIFO },
+		{ "fq_codel", QOS_LEAF_FQ_CODEL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(leaves); i++) {
+		if (!strcmp(v, leaves[i].name)) {
+			*leaf = leaves[i].leaf;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *qos_leaf_name(enum qos_leaf leaf)
+{
+	switch (leaf) {
+	case QOS_LEAF_PFIFO:
+		return "pfifo";
+	case QOS_LEAF_BFIFO:
+		return "bfifo";
+	case QOS_LEAF_FQ_CODEL:
+		return "fq_codel";
+	default:
+		return "auto";
+	}
+}
+
+const char *qos_sched_name(enum qos_sched sched)
+{
+	switch (sched) {
+	case QOS_SCHED_PRIO:
+		return "prio";
+	case QOS_SCHED_TBF:
+		return "tbf";
+	default:
+		return "htb";
+	}
+}
+
+static int handle_profile_key(struct parse_ctx *c, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+	uint32_t u;
+
+	if (!strcmp(key, "description")) {
+		snprintf(p->description, sizeof(p->description), "%s", v);
+	} else if (!strcmp(key, "scheduler")) {
+		if (strcmp(v, "htb"))
+			return fail(c, key, "'%s' is not supported (htb)", v);
+		p->sched = QOS_SCHED_HTB;
+	} else if (!strcmp(key, "default")) {
+		snprintf(p->default_class, sizeof(p->default_class), "%s", v);
+		p->default_line = c->line;
+	} else if (!strcmp(key, "mark-mask")) {
+		if (qos_parse_u32(v, &u) || !u)
+			return fail(c, key, "'%s' is not a non-zero 32-bit mask", v);
+		/* Contiguous, and wide enough for every class number. */
+		if ((u >> __builtin_ctz(u)) & ((u >> __builtin_ctz(u)) + 1))
+			return fail(c, key, "0x%08x is not a contiguous run of bits", u);
+		if ((u >> __builtin_ctz(u)) < QOS_MAX_CLASSES - 1)
+			return fail(c, key, "0x%08x is narrower than 4 bits", u);
+		p->mark_mask = u;
+	} else if (!strcmp(key, "handle")) {
+		if (qos_parse_u32(v, &u) || !u || u >= 0xffff)
+			return fail(c, key, "'%s' is not a qdisc major number (1-0xfffe)", v);
+		p->handle_major = u;
+	} else if (!strcmp(key, "leaf-delay")) {
+		if (qos_parse_time(v, &p->leaf_delay_ns))
+			return fail(c, key, "'%s' is not a time (e.g. 20ms)", v);
+	} else {
+		return fail(c, key, "unknown key in [profile]");
+	}
+	return 1;
+}
+
+static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
+			    const char *key, const char *v)
+{
+	uint64_t set;
+	uint32_t u;
+
+	if (!strcmp(key, "id")) {
+		if (qos_parse_u32(v, &u) || u < 1 || u >= QOS_MAX_CLASSES)
+			return fail(c, key, "'%s' is not a class number (1-%d)", v,
+				    QOS_MAX_CLASSES - 1);
+		cl->id = u;
+		cl->id_line = c->line;
+	} else if (!strcmp(key, "priority")) {
+		if (qos_parse_u32(v, &u) || u > QOS_HTB_PRIO_MAX)
+			return fail(c, key, "'%s' is not a priority (0-%d, 0 first)", v,
+				    QOS_HTB_PRIO_MAX);
+		cl->prio = u;
+	} else if (!strcmp(key, "rate")) {
+		return parse_bw(c, key, v, &cl->rate);
+	} else if (!strcmp(key, "ceil")) {
+		return parse_bw(c, key, v, &cl->ceil);
+	} else if (!strcmp(key, "dscp") || !strcmp(key, "dscp4") || !strcmp(key, "dscp6")) {
+		if (!parse_dscp_list(c, key, v, &set))
+			return 0;
+		/* "dscp" is the one template for both families; dscp4 and
+		 * dscp6 add family-specific code points. */
+		if (strcmp(key, "dscp6")) {
+			cl->dscp[QOS_TABLE_IPV4] |= set;
+			cl->dscp_line[QOS_TABLE_IPV4] = c->line;
+		}
+		if (strcmp(key, "dscp4")) {
+			cl->dscp[QOS_TABLE_IPV6] |= set;
+			cl->dscp_line[QOS_TABLE_IPV6] = c->line;
+		}
+	} else if (!strcmp(key, "leaf")) {
+		if (parse_leaf(v, &cl->leaf))
+			return fail(c, key, "'%s' is not a leaf qdisc (auto, pfifo, bfifo, fq_codel)", v);
+	} else if (!strcmp(key, "limit")) {
+		if (qos_parse_u32(v, &u) || !u)
+			return fail(c, key, "'%s' is not a queue limit (packets or bytes)", v);
+		cl->limit = u;
+	} else if (!strcmp(key, "burst")) {
+		if (qos_parse_size(v, &cl->burst))
+			return fail(c, key, "'%s' is not a size (e.g. 1514, 64kb)", v);
+	} else {
+		return fail(c, key, "unknown key in [class %s]", cl->name);
+	}
+	return 1;
+}
+
+static struct qos_class_spec *class_by_name(struct qos_profile *p, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nclasses; i++)
+		if (!strcmp(p->classes[i].name, name))
+			return &p->classes[i];
+	return NULL;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *v)
+{
+	struct parse_ctx *c = user;
+	struct qos_profile *p = c->p;
+	struct qos_class_spec *cl;
+	const char *name;
+
+	if (c->failed)
+		return 0;
+	if (!strcmp(section, "profile"))
+		return handle_profile_key(c, key, v);
+	if (strncmp(section, "class ", 6))
+		return fail(c, key, "unknown section [%s] (expected [profile] or [class NAME])",
+			    section);
+
+	name = section + 6;
+	if (!*name || strlen(name) >= QOS_CLASS_NAME_LEN || strpbrk(name, " \t\"{}"))
+		return fail(c, key, "class name '%s' must be 1-%d characters without spaces",
+			    name, QOS_CLASS_NAME_LEN - 1);
+	cl = class_by_name(p, name);
+	if (!cl) {
+		if (p->nclasses == ARRAY_SIZE(p->classes))
+			return fail(c, key, "more than %zu classes", ARRAY_SIZE(p->classes));
+		cl = &p->classes[p->nclasses++];
+		snprintf(cl->name, sizeof(cl->name), "%s", name);
+		cl->line = c->line;
+		cl->prio = 1;
+	}
+	return handle_class_key(c, cl, key, v);
+}
+
+int qos_profile_find(const char *name, char *path, size_t len)
+{
+	const char *env = getenv("QOSCTL_PROFILE_DIR");
+	const char *dirs[] = { env, "/etc/qosctl/profiles", QOS_PROFILE_DIRS };
+	size_t i;
+
+	if (!*name || strlen(name) >= len)
+		return -EINVAL;
+	if (strchr(name, '/')) {
+		snprintf(path, len, "%s", name);
+		return access(path, R_OK) ? -errno : 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char *d, *save = NULL, buf[PATH_MAX];
+
+		if (!dirs[i])
+			continue;
+		snprintf(buf, sizeof(buf), "%s", dirs[i]);
+		for (d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			if ((size_t)snprintf(path, len, "%s/%s", d, name) >= len)
+				continue;
+			if (!access(path, R_OK))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int errf(char *err, size_t len, const struct qos_profile *p, int line,
+		const char *key, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, len, "%s:%d: %s: %s", p->path, line, key, msg);
+	return -EINVAL;
+}
+
+static int check_profile(const struct qos_profile *p, char *err, size_t len)
+{
+	uint64_t seen[QOS_TABLE_MAX] = {};
+	unsigned int i, j;
+	int t;
+
+	if (!p->nclasses)
+		return errf(err, len, p, 1, "class", "the profile defines no [class NAME]");
+	if (!p->default_class[0])
+		return errf(err, len, p, 1, "default",
+			    "[profile] must name the default class (default = NAME)");
+	if (!qos_profile_class(p, p->default_class))
+		return errf(err, len, p, p->default_line, "default",
+			    "no class named '%s'", p->default_class);
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+
+		if (!cl->id)
+			return errf(err, len, p, cl->line, "id",
+				    "[class %s] has no id (the class number in the mark)",
+				    cl->name);
+		if (!cl->rate.set)
+			return errf(err, len, p, cl->line, "rate", "[class %s] has no rate",
+				    cl->name);
+		for (j = 0; j < i; j++)
+			if (p->classes[j].id == cl->id)
+				return errf(err, len, p, cl->id_line, "id",
+					    "class %s has the same id as class %s", cl->name,
+					    p->classes[j].name);
+		if (cl->rate.set && cl->ceil.set && cl->rate.pct == cl->ceil.pct &&
+		    (cl->rate.pct ? cl->rate.share > cl->ceil.share : cl->rate.bps > cl->ceil.bps))
+			return errf(err, len, p, cl->ceil.line, "ceil",
+				    "[class %s] ceil is below its rate", cl->name);
+		for (t = 0; t < QOS_TABLE_MAX; t++) {
+			uint64_t dup = seen[t] & cl->dscp[t];
+
+			if (dup)
+				return errf(err, len, p, cl->dscp_line[t], t ? "dscp6" : "dscp4",
+					    "DSCP %d of class %s is already in another class",
+					    __builtin_ctzll(dup), cl->name);
+			seen[t] |= cl->dscp[t];
+		}
+	}
+	return 0;
+}
+
+int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen)
+{
+	struct parse_ctx c = { .p = p, .err = err, .errlen = errlen };
+	const char *base;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->mark_mask = QOS_DEFAULT_MARK_MASK;
+	p->handle_major = QOS_DEFAULT_HANDLE;
+	p->leaf_delay_ns = QOS_DEFAULT_LEAF_DELAY;
+	p->sched = QOS_SCHED_HTB;
+
+	ret = qos_profile_find(name, p->path, sizeof(p->path));
+	if (ret) {
+		snprintf(err, errlen, "profile '%s': %s", name,
+			 ret == -ENOENT ? "no such profile (see 'qosctl list')" : strerror(-ret));
+		return ret;
+	}
+	base = base_name(p->path);
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base, "."), base);
+
+	c.f = fopen(p->path, "r");
+	if (!c.f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", p->path, strerror(errno));
+		return ret;
+	}
+	ret = ini_parse_stream(read_line, &c, handler, &c);
+	fclose(c.f);
+	if (c.failed)
+		return -EINVAL;
+	if (ret) {
+		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
+			 p->path, ret);
+		return -EINVAL;
+	}
+	return check_profile(p, err, errlen);
+}
+
+const struct qos_class_spec *qos_profile_class(const struct qos_profile *p, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nclasses; i++)
+		if (!strcmp(p->classes[i].name, name))
+			return &p->classes[i];
+	return NULL;
+}
+
+static uint64_t bw_resolve(const struct qos_bw *bw, uint64_t link)
+{
+	if (bw->pct)
+		return (uint64_t)((double)link * bw->share / 100.0 + 0.5);
+	return bw->bps;
+}
+
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+			struct qos_class_plan *plan, char *err, size_t errlen)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+	char a[32], b[32];
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+		struct qos_class_plan *pl = &plan[i];
+
+		pl->spec = cl;
+		pl->rate_bps = bw_resolve(&cl->rate, link_bps);
+		pl->ceil_bps = cl->ceil.set ? bw_resolve(&cl->ceil, link_bps) : link_bps;
+		if (!pl->rate_bps)
+			return errf(err, errlen, p, cl->rate.line, "rate",
+				    "[class %s] rate rounds to 0 at link rate %s", cl->name,
+				    qos_fmt_rate(link_bps, a, sizeof(a)));
+		if (pl->rate_bps > link_bps)
+			return errf(err, errlen, p, cl->rate.line, "rate",
+				    "[class %s] rate %s exceeds the link rate %s", cl->name,
+				    qos_fmt_rate(pl->rate_bps, a, sizeof(a)),
+				    qos_fmt_rate(link_bps, b, sizeof(b)));
+		if (pl->ceil_bps > link_bps)
+			return errf(err, errlen, p, cl->ceil.line, "ceil",
+				    "[class %s] ceil %s exceeds the link rate %s", cl->name,
+				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
+				    qos_fmt_rate(link_bps, b, sizeof(b)));
+		if (pl->ceil_bps < pl->rate_bps)
+			return errf(err, errlen, p, cl->ceil.set ? cl->ceil.line : cl->rate.line,
+				    "ceil", "[class %s] ceil %s is below its rate %s", cl->name,
+				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
+				    qos_fmt_rate(pl->rate_bps, b, sizeof(b)));
+		sum += pl->rate_bps;
+		if (sum > link_bps + p->nclasses)	/* allow per-class rounding */
+			return errf(err, errlen, p, cl->rate.line, "rate",
+				    "guaranteed rates add up to %s, more than the link rate %s",
+				    qos_fmt_rate(sum, a, sizeof(a)),
+				    qos_fmt_rate(link_bps, b, sizeof(b)));
+	}
+	return 0;
+}
+
+void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
+{
+	const struct qos_class_spec *def = qos_profile_class(p, p->default_class);
+	unsigned int i, t, d;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mark_mask = p->mark_mask;
+	cfg->mark_shift = __builtin_ctz(p->mark_mask);
+	cfg->default_class = def->id;
+	for (t = 0; t < QOS_TABLE_MAX; t++)
+		for (d = 0; d < QOS_DSCP_MAX; d++)
+			cfg->dscp_class[t][d] = def->id;
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+
+		cfg->classid[cl->id] = qos_classid(p->handle_major, cl->id);
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			for (d = 0; d < QOS_DSCP_MAX; d++)
+				if (cl->dscp[t] & (1ULL << d))
+					cfg->dscp_class[t][d] = cl->id;
+	}
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef __QOS_PROFILE_H
+#define __QOS_PROFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/qos_common.h"
+
+/* The qdisc class a mark class is queued in: major:(0x10 + id), so that
+ * tc shows class id N as M:1N for N < 16. */
+static inline uint32_t qos_classid(uint32_t major, uint32_t id)
+{
+	return (major << 16) | (0x10 + id);
+}
+
+/* A rate as written: a share of the link or an absolute rate. */
+struct qos_bw {
+	bool set;
+	bool pct;
+	double share;		/* percent, when pct */
+	uint64_t bps;		/* bit/s, when !pct */
+	int line;
+};
+
+struct qos_class_spec {
+	char name[QOS_CLASS_NAME_LEN];
+	int line;		/* of the [class NAME] header */
+	uint32_t id;
+	int id_line;
+	uint32_t prio;
+	struct qos_bw rate;
+	struct qos_bw ceil;
+	uint64_t dscp[QOS_TABLE_MAX];	/* bit n set: DSCP n maps here */
+	int dscp_line[QOS_TABLE_MAX];
+	enum qos_leaf leaf;
+	uint32_t limit;		/* leaf queue limit: packets (pfifo) or bytes (bfifo) */
+	uint64_t burst;		/* bytes; 0 = derived from the rate */
+};
+
+struct qos_profile {
+	char name[QOS_PROFILE_NAME_LEN];
+	char path[PATH_MAX];
+	char description[256];
+	enum qos_sched sched;
+	uint32_t mark_mask;
+	uint32_t handle_major;
+	uint64_t leaf_delay_ns;	/* bfifo sizing target when fq_codel is absent */
+	char default_class[QOS_CLASS_NAME_LEN];
+	int default_line;
+	unsigned int nclasses;
+	struct qos_class_spec classes[QOS_MAX_CLASSES - 1];
+};
+
+/* A class with its rates resolved against the link rate. */
+struct qos_class_plan {
+	const struct qos_class_spec *spec;
+	uint64_t rate_bps;
+	uint64_t ceil_bps;
+};
+
+/*
+ * Find a profile: a path if @name contains '/', else NAME in
+ * $QOSCTL_PROFILE_DIR, /etc/qosctl/profiles, the installed profile
+ * directory and the source tree's tc-profiles/.
+ */
+int qos_profile_find(const char *name, char *path, size_t len);
+
+/*
+ * Parse and check everything that does not depend on the link rate.
+ * On error, @err holds "FILE:LINE: KEY: reason".
+ */
+int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen);
+
+/* Resolve rates against @link_bps and check the sums. Same error form. */
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+			struct qos_class_plan *plan, char *err, size_t errlen);
+
+const struct qos_class_spec *qos_profile_class(const struct qos_profile *p,
+					       const char *name);
+
+/* The DSCP -> class tables and mark layout, as the data path reads them. */
+void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
+
+const char *qos_leaf_name(enum qos_leaf leaf);
+const char *qos_sched_name(enum qos_sched sched);
+
+#endif /* __QOS_PROFILE_H */

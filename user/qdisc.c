@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The qdisc tree, built through libnl-route (never by running tc).
+ *
+ * HTB layout for a profile applied with handle M:
+ *
+ *   M:   htb root, default -> the profile's default class
+ *   M:1  rate = ceil = link
+ *   M:1N one leaf class per profile class with id N, HTB prio = priority;
+ *        a capped class has rate = ceil, a borrowing one ceil up to the link
+ *   1N:  leaf qdisc of M:1N (pfifo, bfifo or fq_codel)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/pkt_sched.h>
+#include <netlink/netlink.h>
+#include <netlink/route/class.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/fifo.h>
+#include <netlink/route/qdisc/htb.h>
+#include <netlink/route/tc.h>
+
+#include "qdisc.h"
+#include "util.h"
+
+#define QOS_MTU_FRAME		1514
+#define QOS_HTB_QUANTUM_MAX	200000	/* HTB warns above this */
+#define QOS_PFIFO_DEFAULT	16	/* packets: a short queue for PIP */
+#define QOS_PARENT_MINOR	1
+
+static int nl_to_errno(int nlerr)
+{
+	switch (-nlerr) {
+	case NLE_EXIST:
+		return -EEXIST;
+	case NLE_OBJ_NOTFOUND:
+		return -ENOENT;
+	case NLE_PERM:
+		return -EPERM;
+	case NLE_NOMEM:
+		return -ENOMEM;
+	case NLE_OPNOTSUPP:
+		return -EOPNOTSUPP;
+	case NLE_NODEV:
+		return -ENODEV;
+	case NLE_BUSY:
+		return -EBUSY;
+	case NLE_INVAL:
+	case NLE_RANGE:
+		return -EINVAL;
+	default:
+		return nlerr < 0 ? -EIO : 0;
+	}
+}
+
+int qos_nl_open(struct nl_sock **skp)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int err;
+
+	if (!sk)
+		return -ENOMEM;
+	err = nl_connect(sk, NETLINK_ROUTE);
+	if (err) {
+		nl_socket_free(sk);
+		return nl_to_errno(err);
+	}
+	*skp = sk;
+	return 0;
+}
+
+void qos_nl_close(struct nl_sock *sk)
+{
+	if (sk)
+		nl_socket_free(sk);
+}
+
+static int add_qdisc(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
+		     const char *kind, uint32_t limit, int flags)
+{
+	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), parent);
+	rtnl_tc_set_handle(TC_CAST(q), handle);
+	err = rtnl_tc_set_kind(TC_CAST(q), kind);
+	if (!err && limit && (!strcmp(kind, "pfifo") || !strcmp(kind, "bfifo")))
+		err = rtnl_qdisc_fifo_set_limit(q, limit);
+	if (!err)
+		err = rtnl_qdisc_add(sk, q, flags);
+	rtnl_qdisc_put(q);
+	if (err)
+		qos_dbg("qdisc %s %x: parent %x: %s", kind, handle >> 16, parent, nl_geterror(err));
+	return nl_to_errno(err);
+}
+
+bool qos_qdisc_available(const char *kind)
+{
+	static struct {
+		char kind[16];
+		bool avail;
+	} cache[8];
+	static unsigned int ncache;
+	unsigned int i;
+	int status;
+	pid_t pid;
+
+	for (i = 0; i < ncache; i++)
+		if (!strcmp(cache[i].kind, kind))
+			return cache[i].avail;
+
+	pid = fork();
+	if (pid == 0) {
+		struct nl_sock *sk = NULL;
+
+		if (unshare(CLONE_NEWNET) || qos_nl_open(&sk))
+			_exit(2);
+		/* lo is ifindex 1 in every new namespace. */
+		_exit(add_qdisc(sk, 1, TC_H_ROOT, 0x10000, kind, 0, NLM_F_CREATE) ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return false;
+	if (ncache < ARRAY_SIZE(cache)) {
+		snprintf(cache[ncache].kind, sizeof(cache[ncache].kind), "%s", kind);
+		cache[ncache].avail = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		return cache[ncache++].avail;
+	}
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri)
+{
+	struct nl_cache *cache;
+	struct rtnl_qdisc *q;
+	int err;
+
+	memset(ri, 0, sizeof(*ri));
+	err = rtnl_qdisc_alloc_cache(sk, &cache);
+	if (err)
+		return nl_to_errno(err);
+	q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_ROOT);
+	if (q) {
+		ri->present = true;
+		ri->handle = rtnl_tc_get_handle(TC_CAST(q));
+		ri->is_default = TC_H_MAJ(ri->handle) == 0;
+		snprintf(ri->kind, sizeof(ri->kind), "%s", rtnl_tc_get_kind(TC_CAST(q)) ?: "");
+		rtnl_qdisc_put(q);
+	}
+	nl_cache_free(cache);
+	return 0;
+}
+
+static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+/* Bytes of one HTB bucket: 1 ms at @bps plus a full frame, as tc does with
+ * HZ=1000, so a class can always send at least one MTU-sized packet. */
+static uint32_t htb_buffer(uint64_t bps)
+{
+	return clamp_u32(bps / 8 / 1000 + QOS_MTU_FRAME, QOS_MTU_FRAME, UINT32_MAX / 2);
+}
+
+static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t classid,
+			 uint64_t rate, uint64_t ceil, uint32_t prio, uint32_t burst)
+{
+	struct rtnl_class *cl = rtnl_class_alloc();
+	int err;
+
+	if (!cl)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(cl), ifindex);
+	rtnl_tc_set_parent(TC_CAST(cl), parent);
+	rtnl_tc_set_handle(TC_CAST(cl), classid);
+	err = rtnl_tc_set_kind(TC_CAST(cl), "htb");
+	/* libnl takes bytes per second. */
+	err = err ?: rtnl_htb_set_rate64(cl, rate / 8);
+	err = err ?: rtnl_htb_set_ceil64(cl, ceil / 8);
+	err = err ?: rtnl_htb_set_prio(cl, prio);
+	/* DRR quantum among classes of one priority: a tenth of a second's
+	 * worth of bytes at r2q=10 is HTB's own default; clamp it to where
+	 * HTB does not complain. */
+	err = err ?: rtnl_htb_set_quantum(cl, clamp_u32(rate / 8 / 10, QOS_MTU_FRAME,
+							QOS_HTB_QUANTUM_MAX));
+	err = err ?: rtnl_htb_set_rbuffer(cl, burst ? burst : htb_buffer(rate));
+	err = err ?: rtnl_htb_set_cbuffer(cl, burst ? burst : htb_buffer(ceil));
+	if (!err)
+		err = rtnl_class_add(sk, cl, NLM_F_CREATE);
+	rtnl_class_put(cl);
+	if (err)
+		qos_dbg("htb class %x:%x: %s", classid >> 16, classid & 0xffff, nl_geterror(err));
+	return nl_to_errno(err);
+}
+
+static int del_htb_class(struct nl_sock *sk, int ifindex, uint32_t classid)
+{
+	struct rtnl_class *cl = rtnl_class_alloc();
+	int err;
+
+	if (!cl)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(cl), ifindex);
+	rtnl_tc_set_handle(TC_CAST(cl), classid);
+	err = rtnl_class_delete(sk, cl);
+	rtnl_class_put(cl);
+	return nl_to_errno(err);
+}
+
+int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
+		  uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
+{
+	bool have_fq_codel = qos_qdisc_available("fq_codel");
+	unsigned int i;
+
+	meta->sched = p->sched;
+	meta->qdisc_handle = p->handle_major << 16;
+	meta->rate_bps = link_bps;
+	meta->nclasses = p->nclasses;
+	meta->default_class = qos_profile_class(p, p->default_class)->id;
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = plan[i].spec;
+		struct qos_meta_class *mc = &meta->classes[i];
+
+		memset(mc, 0, sizeof(*mc));
+		snprintf(mc->name, sizeof(mc->name), "%s", cl->name);
+		mc->id = cl->id;
+		mc->classid = qos_classid(p->handle_major, cl->id);
+		mc->rate_bps = plan[i].rate_bps;
+		mc->ceil_bps = plan[i].ceil_bps;
+		mc->prio = cl->prio;
+		mc->burst = cl->burst;
+		mc->leaf = cl->leaf;
+		if (mc->leaf == QOS_LEAF_AUTO)
+			mc->leaf = have_fq_codel ? QOS_LEAF_FQ_CODEL : QOS_LEAF_BFIFO;
+		if (mc->leaf == QOS_LEAF_FQ_CODEL && !have_fq_codel) {
+			snprintf(err, errlen,
+				 "%s: class %s asks for leaf fq_codel, which this kernel lacks (CONFIG_NET_SCH_FQ_CODEL)",
+				 p->path, cl->name);
+			return -EOPNOTSUPP;
+		}
+		switch (mc->leaf) {
+		case QOS_LEAF_PFIFO:
+			mc->leaf_limit = cl->limit ? cl->limit : QOS_PFIFO_DEFAULT;
+			break;
+		case QOS_LEAF_BFIFO:
+			/* Bytes that drain in leaf-delay at the class ceiling. */
+			mc->leaf_limit = cl->limit ? cl->limit :
+				clamp_u32(mc->ceil_bps / 8 * p->leaf_delay_ns / 1000000000ULL,
+					  2 * QOS_MTU_FRAME, UINT32_MAX);
+			break;
+		default:
+			mc->leaf_limit = cl->limit;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int set_htb_root(struct nl_sock *sk, int ifindex, uint32_t major, uint32_t defcls,
+			int flags)
+{
+	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+	rtnl_tc_set_handle(TC_CAST(q), major);
+	err = rtnl_tc_set_kind(TC_CAST(q), "htb");
+	err = err ?: rtnl_htb_set_defcls(q, defcls);
+	err = err ?: rtnl_htb_set_rate2quantum(q, 10);
+	if (!err)
+		err = rtnl_qdisc_add(sk, q, flags);
+	rtnl_qdisc_put(q);
+	return nl_to_errno(err);
+}
+
+static bool meta_has_class(const struct qos_meta *m, uint32_t classid)
+{
+	unsigned int i;
+
+	for (i = 0; m && i < m->nclasses && i < QOS_MAX_CLASSES; i++)
+		if (m->classes[i].classid == classid)
+			return true;
+	return false;
+}
+
+int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, bool fresh)
+{
+	uint32_t major = TC_H_MAJ(meta->qdisc_handle);
+	uint32_t parent = major | QOS_PARENT_MINOR;
+	unsigned int i;
+	int err;
+
+	/* A new root grafts over the kernel's default in one step. HTB has no
+	 * qdisc change operation, so an existing root is left as it is (the
+	 * caller asks for a fresh tree when the default class moves). Until
+	 * the leaf classes exist, HTB sends packets for the missing default
+	 * class through its direct queue rather than dropping them. */
+	if (fresh) {
+		err = set_htb_root(sk, ifindex, major,
+				   TC_H_MIN(qos_classid(0, meta->default_class)),
+				   NLM_F_CREATE | NLM_F_REPLACE);
+		if (err)
+			return err;
+	}
+
+	err = add_htb_class(sk, ifindex, major, parent, meta->rate_bps, meta->rate_bps, 0, 0);
+	if (err)
+		return err;
+
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class *mc = &meta->classes[i];
+		uint32_t leaf_handle = (0x10 + mc->id) << 16;
+
+		err = add_htb_class(sk, ifindex, parent, mc->classid, mc->rate_bps,
+				    mc->ceil_bps, mc->prio, mc->burst);
+		if (err)
+			return err;
+		err = add_qdisc(sk, ifindex, mc->classid, leaf_handle, qos_leaf_name(mc->leaf),
+				mc->leaf == QOS_LEAF_FQ_CODEL ? 0 : mc->leaf_limit,
+				NLM_F_CREATE | NLM_F_REPLACE);
+		if (err)
+			return err;
+	}
+
+	return 0;
+}
+
+int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		   const struct qos_meta *old)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < old->nclasses && i < QOS_MAX_CLASSES; i++) {
+		if (meta_has_class(meta, old->classes[i].classid))
+			continue;
+		err = del_htb_class(sk, ifindex, old->classes[i].classid);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return 0;
+}
+
+int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle)
+{
+	struct qos_root_info ri;
+	struct rtnl_qdisc *q;
+	int err;
+
+	err = qos_root_info(sk, ifindex, &ri);
+	if (err)
+		return err;
+	if (!ri.present || ri.handle != handle)
+		return -ENOENT;
+	q = rtnl_qdisc_alloc();
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+	rtnl_tc_set_handle(TC_CAST(q), handle);
+	err = rtnl_qdisc_delete(sk, q);
+	rtnl_qdisc_put(q);
+	return nl_to_errno(err);
+}
+
+int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
+		    struct qos_class_stats *st)
+{
+	struct nl_cache *cache;
+	struct rtnl_class *cl;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	err = rtnl_class_alloc_cache(sk, ifindex, &cache);
+	if (err)
+		return nl_to_errno(err);
+	cl = rtnl_class_get(cache, ifindex, classid);
+	if (!cl) {
+		nl_cache_free(cache);
+		return -ENOENT;
+	}
+	st->bytes = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_BYTES);
+	st->packets = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_PACKETS);
+	st->drops = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_DROPS);
+	st->overlimits = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_OVERLIMITS);
+	st->backlog_bytes = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_BACKLOG);
+	st->backlog_packets = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_QLEN);
+	rtnl_class_put(cl);
+	nl_cache_free(cache);
+	return 0;
+}

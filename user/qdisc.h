@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef __QOS_QDISC_H
+#define __QOS_QDISC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+struct nl_sock;
+
+struct qos_root_info {
+	bool present;		/* false: no qdisc at all (should not happen) */
+	bool is_default;	/* kernel-created default root (handle 0:) */
+	uint32_t handle;
+	char kind[16];
+};
+
+struct qos_class_stats {
+	uint64_t bytes;
+	uint64_t packets;
+	uint64_t drops;
+	uint64_t overlimits;
+	uint64_t backlog_bytes;
+	uint64_t backlog_packets;
+};
+
+int qos_nl_open(struct nl_sock **sk);
+void qos_nl_close(struct nl_sock *sk);
+
+/*
+ * Does the running kernel offer qdisc @kind? Probed by creating one on the
+ * loopback device of a throw-away network namespace, so nothing the host
+ * sees changes. Cached per process.
+ */
+bool qos_qdisc_available(const char *kind);
+
+int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri);
+
+/*
+ * Make the qdisc tree on @ifindex hold every class of @meta with its rates
+ * and leaf. With @fresh a new root is grafted; otherwise the existing tree
+ * is changed in place (class change, leaf replace), so packets queued in
+ * classes that stay are kept.
+ */
+int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, bool fresh);
+
+/* Delete the classes of @old that @meta no longer has. Called once nothing
+ * steers packets into them any more. */
+int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		   const struct qos_meta *old);
+
+/* Delete the root qdisc if its handle is @handle: the kernel puts its
+ * default qdisc back. */
+int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle);
+
+int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
+		    struct qos_class_stats *st);
+
+/*
+ * Fill the qdisc part of @meta (classids, resolved rates, leaves actually
+ * available on this kernel and their limits) from a resolved profile.
+ */
+int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
+		  uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen);
+
+#endif /* __QOS_QDISC_H */

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * qosctl: apply DiffServ profiles to an interface and read their counters.
+ *
+ * One do_<command>() per command; the work is in the library modules.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "apply.h"
+#include "profile.h"
+#include "report.h"
+#include "util.h"
+
+#ifndef QOSCTL_VERSION
+#define QOSCTL_VERSION "0.1"
+#endif
+
+static bool opt_json;
+static bool opt_stats;
+
+struct args {
+	const char *dev;
+	const char *rate;
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: qosctl [-v] [-j] [-s] COMMAND ...\n"
+		"  qosctl apply PROFILE dev IFACE rate RATE\n"
+		"  qosctl remove dev IFACE\n"
+		"  qosctl show dev IFACE [-j]\n"
+		"  qosctl stats dev IFACE [-j] [-s]\n"
+		"  qosctl validate PROFILE [rate RATE]\n"
+		"  qosctl list\n"
+		"PROFILE is a name from the profile directories or a path; RATE as in tc\n"
+		"(100mbit, 1gbit). -j prints JSON, -s more counters, -v libbpf's log.\n");
+	return f == stderr ? 1 : 0;
+}
+
+enum { ARG_DEV = 1, ARG_RATE = 2 };
+
+/* "dev X rate Y" in any order; every word must be one @allowed. */
+static int parse_kv(int argc, char **argv, struct args *a, int allowed)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *k = argv[i];
+		int which = !strcmp(k, "dev") ? ARG_DEV : !strcmp(k, "rate") ? ARG_RATE : 0;
+
+		if (!(which & allowed)) {
+			qos_err("unexpected argument '%s' (try 'qosctl help')", k);
+			return -EINVAL;
+		}
+		if (i + 1 >= argc || !*argv[i + 1]) {
+			qos_err("'%s' needs a value", k);
+			return -EINVAL;
+		}
+		if (which == ARG_DEV)
+			a->dev = argv[++i];
+		else
+			a->rate = argv[++i];
+	}
+	return 0;
+}
+
+static int need_dev(const struct args *a)
+{
+	if (!a->dev) {
+		qos_err("missing 'dev IFACE'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_link_rate(const char *s, uint64_t *bps)
+{
+	if (!s) {
+		qos_err("missing 'rate RATE' (the link rate, e.g. 100mbit, 1gbit)");
+		return -EINVAL;
+	}
+	if (qos_parse_rate(s, 0, bps)) {
+		qos_err("rate '%s': not a rate (e.g. 100mbit, 1gbit)", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int do_apply(int argc, char **argv)
+{
+	struct args a = {};
+	char err[512];
+	uint64_t bps;
+
+	if (argc < 1) {
+		qos_err("apply: missing PROFILE");
+		return -EINVAL;
+	}
+	if (parse_kv(argc - 1, argv + 1, &a, ARG_DEV | ARG_RATE) || need_dev(&a) ||
+	    parse_link_rate(a.rate, &bps))
+		return -EINVAL;
+	if (qos_apply(argv[0], a.dev, bps, err, sizeof(err))) {
+		qos_err("apply: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int do_remove(int argc, char **argv)
+{
+	struct args a = {};
+	char err[512];
+
+	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+		return -EINVAL;
+	if (qos_remove(a.dev, err, sizeof(err))) {
+		qos_err("remove: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_report(int argc, char **argv, const char *cmd, struct qos_report *r)
+{
+	struct args a = {};
+	char err[512];
+
+	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+		return -EINVAL;
+	if (qos_report_read(a.dev, r, err, sizeof(err))) {
+		qos_err("%s: %s", cmd, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int do_show(int argc, char **argv)
+{
+	static struct qos_report r;
+	int err = read_report(argc, argv, "show", &r);
+
+	if (!err)
+		qos_report_show(stdout, &r, opt_json);
+	return err;
+}
+
+static int do_stats(int argc, char **argv)
+{
+	static struct qos_report r;
+	int err = read_report(argc, argv, "stats", &r);
+
+	if (!err)
+		qos_report_stats(stdout, &r, opt_json, opt_stats);
+	return err;
+}
+
+static int do_validate(int argc, char **argv)
+{
+	struct qos_class_plan plan[QOS_MAX_CLASSES];
+	static struct qos_profile p;
+	struct args a = {};
+	char err[512];
+	uint64_t bps = 0;
+
+	if (argc < 1) {
+		qos_err("validate: missing PROFILE");
+		return -EINVAL;
+	}
+	if (parse_kv(argc - 1, argv + 1, &a, ARG_RATE))
+		return -EINVAL;
+	if (a.rate && parse_link_rate(a.rate, &bps))
+		return -EINVAL;
+	if (qos_profile_load(argv[0], &p, err, sizeof(err)) ||
+	    (bps && qos_profile_resolve(&p, bps, plan, err, sizeof(err)))) {
+		qos_err("validate: %s", err);
+		return -1;
+	}
+	printf("%s: ok (%u classes)\n", p.path, p.nclasses);
+	return 0;
+}
+
+static int do_list(int argc, char **argv)
+{
+	static struct qos_profile p;
+	char path[PATH_MAX], err[512];
+	struct dirent **ents;
+	const char *dir;
+	int i, n;
+
+	(void)argv;
+	if (argc) {
+		qos_err("list takes no arguments");
+		return -EINVAL;
+	}
+	/* Profiles are found like qos_profile_find() does; list the first
+	 * directory that exists. */
+	if (qos_profile_find("pip-20pct", path, sizeof(path))) {
+		qos_err("list: no profile directory found");
+		return -ENOENT;
+	}
+	*strrchr(path, '/') = '\0';
+	dir = path;
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0) {
+		qos_err("list: %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < n; i++) {
+		char full[PATH_MAX + 256];
+
+		if (ents[i]->d_name[0] != '.') {
+			snprintf(full, sizeof(full), "%s/%s", dir, ents[i]->d_name);
+			if (!qos_profile_load(full, &p, err, sizeof(err)))
+				printf("%-16s %s\n", p.name, p.description);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!qos_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "apply", do_apply },
+	{ "remove", do_remove },
+	{ "show", do_show },
+	{ "stats", do_stats },
+	{ "validate", do_validate },
+	{ "list", do_list },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jsvhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			opt_json = true;
+			break;
+		case 's':
+			opt_stats = true;
+			break;
+		case 'v':
+			qos_verbose = true;
+			break;
+		case 'h':
+			return usage(stdout);
+		case 'V':
+			printf("qosctl %s (libbpf %s)\n", QOSCTL_VERSION, libbpf_version_string());
+			return 0;
+		default:
+			return usage(stderr);
+		}
+	}
+	libbpf_set_print(print_libbpf);
+
+	if (optind >= argc)
+		return usage(stderr);
+	if (!strcmp(argv[optind], "help"))
+		return usage(stdout);
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[optind], cmds[i].name))
+			return cmds[i].fn(argc - optind - 1, argv + optind + 1) ? 1 : 0;
+	qos_err("unknown command '%s' (try 'qosctl help')", argv[optind]);
+	return 1;
+}
