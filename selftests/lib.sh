@@ -1,0 +1,223 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared helpers for the network selftests, modelled on the kernel's
+# tools/testing/selftests/net/lib.sh: namespaces created with a unique
+# suffix and their removal registered as they are made, deferred cleanup
+# run on every exit path, check_err/log_test, ksft exit codes.
+#
+# Every qosctl call in a namespace goes through nsenter --net, not
+# `ip netns exec`: the latter mounts a fresh /sys without bpffs, and the
+# pinned maps would be lost between two commands.
+
+ksft_pass=0
+ksft_fail=1
+ksft_xfail=2
+ksft_skip=4
+
+RET=0
+EXIT_STATUS=0
+QOSCTL=${QOSCTL:-$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.output/qosctl}
+KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-no}
+
+# Cleanup stack: each entry is a command, run last-in first-out.
+__defer=()
+defer()
+{
+	__defer+=("$*")
+}
+
+defer_run()
+{
+	local i
+
+	for ((i = ${#__defer[@]} - 1; i >= 0; i--)); do
+		eval "${__defer[i]}" >/dev/null 2>&1
+	done
+	__defer=()
+}
+trap defer_run EXIT
+
+require_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: needs root"
+		exit $ksft_skip
+	fi
+}
+
+require_cmd()
+{
+	local c
+
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1; then
+			echo "SKIP: $c is not installed"
+			exit $ksft_skip
+		fi
+	done
+}
+
+# setup_ns VAR... : create one namespace per variable name, store its name
+# in the variable, bring lo up, and register its deletion.
+setup_ns()
+{
+	local var name
+
+	for var in "$@"; do
+		name="$var-$(mktemp -u XXXXXX)"
+		ip netns add "$name" || return 1
+		defer ip netns del "$name"
+		ip -n "$name" link set lo up
+		# Quiet IPv6: no DAD, no router solicitations, so exact counters
+		# see only the traffic a test sends.
+		in_ns "$name" sysctl -qw net.ipv6.conf.all.accept_dad=0 \
+			net.ipv6.conf.default.accept_dad=0 \
+			net.ipv6.conf.all.router_solicitations=0 \
+			net.ipv6.conf.default.router_solicitations=0
+		eval "$var=$name"
+	done
+}
+
+# in_ns NS CMD...: run CMD in NS, keeping the host's /sys/fs/bpf.
+in_ns()
+{
+	local ns=$1
+
+	shift
+	nsenter --net="/run/netns/$ns" -- "$@"
+}
+
+qosctl_ns()
+{
+	local ns=$1
+
+	shift
+	in_ns "$ns" "$QOSCTL" "$@"
+}
+
+# bg_ns NS VAR CMD...: start CMD in NS in the background, store its PID in
+# VAR and register its kill by PID.
+bg_ns()
+{
+	local ns=$1 var=$2 pid
+
+	shift 2
+	in_ns "$ns" "$@" &
+	pid=$!
+	defer kill "$pid"
+	eval "$var=$pid"
+}
+
+# Interface names are global keys under /sys/fs/bpf/qosctl/, so tests that
+# may run side by side use a random suffix.
+ifname_unique()
+{
+	echo "$1$(mktemp -u XXXX | tr 'A-Z' 'a-z')"
+}
+
+# topo_h1_r_h2: h1 -- r -- h2 over veth, IPv4 and IPv6 on each side,
+# forwarding in r, static neighbours everywhere (no ARP/ND during a test).
+#
+#   h1                    r                      h2
+#   $H1_IF ---------- $R_IF1   $R_IF2 ---------- $H2_IF
+#   10.1.1.1/24        10.1.1.2  10.1.2.2         10.1.2.1/24
+#   2001:db8:1::1/64   ::2       2001:db8:2::2    2001:db8:2::1/64
+#
+# Sets H1 R H2 (namespaces), H1_IF R_IF1 R_IF2 H2_IF, and the addresses
+# H1_V4 H1_V6 H2_V4 H2_V6.
+topo_h1_r_h2()
+{
+	setup_ns H1 R H2 || return 1
+	H1_IF=$(ifname_unique h1e) R_IF1=$(ifname_unique r1e)
+	R_IF2=$(ifname_unique r2e) H2_IF=$(ifname_unique h2e)
+	H1_V4=10.1.1.1 H2_V4=10.1.2.1 H1_V6=2001:db8:1::1 H2_V6=2001:db8:2::1
+
+	ip -n "$H1" link add "$H1_IF" type veth peer name "$R_IF1" netns "$R" || return 1
+	ip -n "$H2" link add "$H2_IF" type veth peer name "$R_IF2" netns "$R" || return 1
+
+	ip -n "$H1" addr add $H1_V4/24 dev "$H1_IF"
+	ip -n "$H1" addr add $H1_V6/64 dev "$H1_IF" nodad
+	ip -n "$R" addr add 10.1.1.2/24 dev "$R_IF1"
+	ip -n "$R" addr add 2001:db8:1::2/64 dev "$R_IF1" nodad
+	ip -n "$R" addr add 10.1.2.2/24 dev "$R_IF2"
+	ip -n "$R" addr add 2001:db8:2::2/64 dev "$R_IF2" nodad
+	ip -n "$H2" addr add $H2_V4/24 dev "$H2_IF"
+	ip -n "$H2" addr add $H2_V6/64 dev "$H2_IF" nodad
+	for ns_if in "$H1 $H1_IF" "$R $R_IF1" "$R $R_IF2" "$H2 $H2_IF"; do
+		set -- $ns_if
+		ip -n "$1" link set "$2" up
+	done
+	ip -n "$H1" route add default via 10.1.1.2
+	ip -n "$H1" -6 route add default via 2001:db8:1::2
+	ip -n "$H2" route add default via 10.1.2.2
+	ip -n "$H2" -6 route add default via 2001:db8:2::2
+	in_ns "$R" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+
+	neigh_static "$H1" "$H1_IF" 10.1.1.2 2001:db8:1::2 "$R" "$R_IF1"
+	neigh_static "$R" "$R_IF1" $H1_V4 $H1_V6 "$H1" "$H1_IF"
+	neigh_static "$R" "$R_IF2" $H2_V4 $H2_V6 "$H2" "$H2_IF"
+	neigh_static "$H2" "$H2_IF" 10.1.2.2 2001:db8:2::2 "$R" "$R_IF2"
+}
+
+# neigh_static NS IF V4 V6 PEER_NS PEER_IF: permanent neighbours for V4 and
+# V6 on NS's IF, with PEER_IF's MAC address.
+neigh_static()
+{
+	local mac
+
+	mac=$(ip -n "$5" -j link show dev "$6" | jq -r '.[0].address')
+	ip -n "$1" neigh replace "$3" lladdr "$mac" dev "$2" nud permanent
+	ip -n "$1" -6 neigh replace "$4" lladdr "$mac" dev "$2" nud permanent
+}
+
+check_err()
+{
+	if [ "$RET" -eq 0 ] && [ "$1" -ne 0 ]; then
+		RET=$1
+		retmsg=$2
+	fi
+}
+
+check_fail()
+{
+	if [ "$RET" -eq 0 ] && [ "$1" -eq 0 ]; then
+		RET=1
+		retmsg=$2
+	fi
+}
+
+# log_test NAME: print one TEST line for the checks since the last call.
+log_test()
+{
+	local name=$1
+
+	if [ "$RET" -ne 0 ]; then
+		EXIT_STATUS=1
+		printf "TEST: %-70s [FAIL]\n" "$name"
+		[ -n "${retmsg:-}" ] && printf "\t%s\n" "$retmsg"
+	else
+		printf "TEST: %-70s [ OK ]\n" "$name"
+	fi
+	RET=0
+	retmsg=
+}
+
+log_test_skip()
+{
+	printf "TEST: %-70s [SKIP]\n" "$1"
+	[ -n "${2:-}" ] && printf "\t%s\n" "$2"
+}
+
+# Is the qdisc KIND available? Probed in a throw-away namespace.
+qdisc_available()
+{
+	local ns="probe-$(mktemp -u XXXXXX)" ok=1
+
+	ip netns add "$ns" || return 1
+	ip -n "$ns" link add qprobe type dummy 2>/dev/null ||
+		ip -n "$ns" link add qprobe type veth peer name qprobe1 2>/dev/null
+	tc -n "$ns" qdisc add dev qprobe root "$1" 2>/dev/null && ok=0
+	ip netns del "$ns"
+	return $ok
+}
