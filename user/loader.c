@@ -4,6 +4,7 @@
  * maps per interface, attach to clsact through libbpf's bpf_tc_* API (which
  * Debian 12's libbpf 1.1 has; tcx links need libbpf 1.3).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
 #include <linux/pkt_cls.h>
@@ -345,24 +346,34 @@ int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)
 	return 0;
 }
 
+/* Everything under the pin directory is ours: remove it all, so maps added
+ * later need no list kept here. */
 int qos_pins_remove(const char *ifname)
 {
-	static const char *const names[] = { "qos_cfg", "qos_stats", "qos_unparsed", "qos_meta" };
-	char dir[200], path[256];
-	size_t i;
+	char dir[200], path[512];
+	struct dirent *de;
+	DIR *d;
 	int err;
 
 	err = qos_pin_dir(ifname, dir, sizeof(dir));
 	if (err)
 		return err;
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (unlink(path) && errno != ENOENT)
-			return -errno;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
 	}
-	if (rmdir(dir) && errno != ENOENT)
-		return -errno;
-	return 0;
+	closedir(d);
+	if (!err && rmdir(dir) && errno != ENOENT)
+		err = -errno;
+	return err;
 }
 
 int qos_prog_fd_by_id(uint32_t id)
