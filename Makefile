@@ -6,6 +6,8 @@
 #   make check        install dependencies, build, run every test (TAP)
 #   make demo         install dependencies, build, run the namespace demo
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
+#   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
+#   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments
 #   make install      PREFIX=/usr/local DESTDIR=
 
 OUTPUT ?= .output
@@ -54,7 +56,7 @@ LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install selftests
+.PHONY: all clean deps check demo vmcheck install selftests bench experiments
 
 all: $(QOSCTL) selftests
 
@@ -113,6 +115,16 @@ check: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/demo.sh
+
+# Benchmarks and experiments are not tests: they print numbers, assert
+# nothing, and run only when asked.
+bench: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/run.sh $(ABS_OUTPUT)/bench
+
+experiments: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/experiments/run-all $(ABS_OUTPUT)/experiments
 
 vmcheck:
 	$(Q)scripts/install-deps.sh --vm

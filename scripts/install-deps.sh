@@ -23,6 +23,7 @@ pkgs=(
 	linux-source-6.12 xz-utils
 	python3-docutils
 	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps
+	gnuplot-nox
 	python3-prometheus-client
 )
 vm_pkgs=(

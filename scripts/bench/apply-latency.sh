@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# How long `qosctl apply` takes, fresh and as a re-apply, and `remove`.
+#
+#   ns A:  $A_IF <--veth--> $B_IF
+#          qosctl apply/remove on $A_IF
+#
+# fresh:   apply on an interface with the kernel's default qdisc, then an
+#          untimed remove;
+# reapply: apply on an interface that has the profile already, the link
+#          rate alternating between two values so every run changes the
+#          tree and the configuration map;
+# remove:  the remove that follows each fresh apply.
+# Times are wall clock around the whole command, process start and nsenter
+# included, as an operator or a configuration tool sees them.
+#
+# Usage: apply-latency.sh OUTDIR   writes apply-latency-raw.csv, apply-latency.csv
+# Knobs: BENCH_APPLY_RUNS (100), BENCH_PROFILE (pip-20pct)
+
+set -u
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+
+OUT=${1:?usage: apply-latency.sh OUTDIR}
+RUNS=${BENCH_APPLY_RUNS:-100}
+PROFILE=${BENCH_PROFILE:-pip-20pct}
+
+require_root
+[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+
+setup_ns A || exit 1
+A_IF=$(ifname_unique ala) B_IF=$(ifname_unique alb)
+ip -n "$A" link add "$A_IF" type veth peer name "$B_IF" || exit 1
+ip -n "$A" link set "$A_IF" up
+ip -n "$A" link set "$B_IF" up
+defer qosctl_ns "$A" remove dev "$A_IF"
+
+# timed CMD...: run CMD, print its wall-clock time in microseconds; fail
+# the benchmark if the command fails.
+timed()
+{
+	local t0 t1
+
+	t0=$(now_ns)
+	"$@" >/dev/null || { echo "apply-latency: failed: $*" >&2; exit 1; }
+	t1=$(now_ns)
+	echo $(((t1 - t0) / 1000))
+}
+
+raw=$OUT/apply-latency-raw.csv
+csv_open "$raw" "op,run,usec"
+for ((i = 1; i <= RUNS; i++)); do
+	echo "fresh,$i,$(timed qosctl_ns "$A" apply "$PROFILE" dev "$A_IF" rate 1gbit)" >> "$raw"
+	echo "remove,$i,$(timed qosctl_ns "$A" remove dev "$A_IF")" >> "$raw"
+done
+qosctl_ns "$A" apply "$PROFILE" dev "$A_IF" rate 1gbit || exit 1
+for ((i = 1; i <= RUNS; i++)); do
+	rate=$((i % 2 ? 2 : 1))gbit
+	echo "reapply,$i,$(timed qosctl_ns "$A" apply "$PROFILE" dev "$A_IF" rate $rate)" >> "$raw"
+done
+
+sum=$OUT/apply-latency.csv
+csv_open "$sum" "op,runs,median_ms,p99_ms"
+for op in fresh reapply remove; do
+	v=$(awk -F, -v op=$op '$1 == op { print $3 / 1000 }' "$raw")
+	echo "$op,$(echo "$v" | wc -l),$(echo "$v" | median),$(echo "$v" | percentile 99)" >> "$sum"
+done
