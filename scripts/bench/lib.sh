@@ -47,15 +47,13 @@ csv_open()
 	echo "$2" > "$1"
 }
 
-# csv_col FILE COLUMN KEY...: rows of a CSV whose leading columns equal the
-# KEYs, print COLUMN (1-based) of each.
-csv_col()
+# print_csv FILE: a CSV as an aligned table.
+print_csv()
 {
-	local f=$1 col=$2
-
-	shift 2
-	awk -F, -v col="$col" -v keys="$*" 'BEGIN { n = split(keys, k, " ") }
-		NR > 1 { for (i = 1; i <= n; i++) if ($i != k[i]) next; print $col }' "$f"
+	awk -F, '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+		   if (NF > nf) nf = NF }
+		END { for (r = 1; r <= NR; r++) { for (i = 1; i <= nf; i++)
+			printf "%-*s%s", w[i], c[r, i], i < nf ? "  " : "\n" } }' "$1"
 }
 
 # Does this qosctl build have `qosctl rule` (classifier branch)?

@@ -22,15 +22,12 @@ OUT=${1:?usage: run.sh OUTDIR}
 mkdir -p "$OUT"
 require_root
 
-# table FILE TITLE: a CSV as an aligned table.
+# table FILE TITLE
 table()
 {
 	echo
 	echo "== $2"
-	awk -F, '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
-		   if (NF > nf) nf = NF }
-		END { for (r = 1; r <= NR; r++) { for (i = 1; i <= nf; i++)
-			printf "%-*s%s", w[i], c[r, i], i < nf ? "  " : "\n" } }' "$1"
+	print_csv "$1"
 }
 
 echo "machine: $(machine_summary)" | tee "$OUT/machine.txt"
