@@ -44,11 +44,17 @@ exp_init()
 # EXP_LINK, iperf3 servers on ports 5201-5204 and an irtt server in h2.
 testbed()
 {
-	local port pid
-
 	topo_h1_r_h2 || return 1
 	exp_apply "$R" "$R_IF1" "$1" "$EXP_LINK" &&
 		exp_apply "$R" "$R_IF2" "$1" "$EXP_LINK" || return 1
+	servers
+}
+
+# servers: iperf3 on ports 5201-5204 and irtt, in h2.
+servers()
+{
+	local port pid
+
 	for port in 5201 5202 5203 5204; do
 		bg_ns "$H2" pid iperf3 -s -p $port >/dev/null 2>&1
 	done
