@@ -45,9 +45,20 @@ exp_init()
 testbed()
 {
 	topo_h1_r_h2 || return 1
+	wire_packets
 	exp_apply "$R" "$R_IF1" "$1" "$EXP_LINK" &&
 		exp_apply "$R" "$R_IF2" "$1" "$EXP_LINK" || return 1
 	servers
+}
+
+# wire_packets: the hosts send one packet per skb. veth offers TSO, so a
+# TCP sender would hand the router 64 KB GSO packets, and a queue limit in
+# packets (PIP's pfifo) would hold 40 times what it holds on a wire; the
+# seeds' routers saw 1500-byte packets.
+wire_packets()
+{
+	ip -n "$H1" link set dev "$H1_IF" gso_max_segs 1
+	ip -n "$H2" link set dev "$H2_IF" gso_max_segs 1
 }
 
 # servers: iperf3 on ports 5201-5204 and irtt, in h2.
@@ -69,10 +80,15 @@ exp_apply()
 	defer qosctl_ns "$1" remove dev "$2"
 }
 
-# h2_addr FAMILY
+# h2_addr FAMILY: h2's address; family 6in4 is h2's end of the tunnel the
+# parity experiment builds.
 h2_addr()
 {
-	if [ "$1" = ipv4 ]; then echo "$H2_V4"; else echo "$H2_V6"; fi
+	case $1 in
+	ipv4)	echo "$H2_V4" ;;
+	6in4)	echo fd00:64::2 ;;
+	*)	echo "$H2_V6" ;;
+	esac
 }
 
 # payload_mbit FAMILY L2_MBIT: the iperf3 -b value giving L2_MBIT of frames.
@@ -109,7 +125,7 @@ rtt_probe()
 	local dst
 
 	dst=$(h2_addr "$1")
-	[ "$1" = ipv6 ] && dst="[$dst]"
+	[ "$1" != ipv4 ] && dst="[$dst]"
 	in_ns "$H1" timeout $((EXP_DURATION + 15)) irtt client -Q -i 10ms \
 		-d "${EXP_DURATION}s" --dscp="$2" -o "$3" "$dst:2112" >/dev/null 2>&1 &
 	FLOW_PID=$!
