@@ -287,34 +287,43 @@ setup()
 	esac
 }
 
-# measure FAMILY SIZE: prints "pps pip_share", the rate received at h2
-# over DURATION seconds while trafgen sends as fast as it can, and the
-# share of it the router queued in the PIP class.
+# measure FAMILY SIZE: prints "pps pip_share pps_per_cpu": the rate
+# received at h2 over DURATION seconds while trafgen sends as fast as it
+# can, the share of it the router queued in the PIP class, and packets
+# per CPU-second of the sending process. On veth the whole path (h1's
+# transmit, r's forwarding, h2's receive) runs in softirq on the sender's
+# CPU and is charged to it, so the last figure is the inverse of the
+# per-packet cost whatever share of the CPU the scheduler gave the
+# sender: on a shared machine it is the steadier of the two. "-" when
+# the process tree could not be read.
 measure()
 {
-	local fam=$1 size=$2 pid rx0 rx1 pip0 pip1 t0 t1
+	local fam=$1 size=$2 pid rx0 rx1 pip0 pip1 t0 t1 c0 c1
 
-	in_ns "$H1" timeout "$(awk -v d="$DURATION" 'BEGIN { print d + 1.5 }')" \
+	nsenter --net="/run/netns/$H1" -- timeout "$(awk -v d="$DURATION" 'BEGIN { print d + 1.5 }')" \
 		trafgen -i "$tmp/$fam-$size.cfg" -o "$H1_IF" -P 1 -q -C >/dev/null 2>&1 &
 	pid=$!
 	sleep 0.5
 	rx0=$(link_counter "$H2" "$H2_IF" rx packets)
 	pip0=$(htb_class_packets "$R" "$R_IF2" $PIP_CLASSID)
+	c0=$(tree_cpu_ticks $pid)
 	t0=$(now_ns)
 	sleep "$DURATION"
 	rx1=$(link_counter "$H2" "$H2_IF" rx packets)
 	t1=$(now_ns)
+	c1=$(tree_cpu_ticks $pid)
 	pip1=$(htb_class_packets "$R" "$R_IF2" $PIP_CLASSID)
 	wait $pid
 	awk -v r="$((rx1 - rx0))" -v p="$((pip1 - pip0))" -v ns="$((t1 - t0))" \
-		'BEGIN { printf "%d %.3f\n", r * 1e9 / ns, r ? p / r : 0 }'
+		-v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%d %.3f %s\n", r * 1e9 / ns, r ? p / r : 0, c > 0 ? int(r * hz / c) : "-" }'
 }
 
 write_trafgen
 capture_tree > "$tmp/tree.batch" || { echo "fwd: qosctl apply failed" >&2; exit 1; }
 
 raw=$OUT/fwd-raw.csv
-csv_open "$raw" "round,method,rules,family,size,pps,pip_share"
+csv_open "$raw" "round,method,rules,family,size,pps,pip_share,pps_per_cpu"
 declare -A skipped
 for ((round = 1; round <= REPEAT; round++)); do
 	for m in $METHODS; do
@@ -339,8 +348,8 @@ for ((round = 1; round <= REPEAT; round++)); do
 			fi
 			for fam in ipv4 ipv6; do
 				for size in $SIZES; do
-					read -r pps share < <(measure $fam "$size")
-					echo "$round,$m,$n,$fam,$size,$pps,$share" >> "$raw"
+					read -r pps share ppc < <(measure $fam "$size")
+					echo "$round,$m,$n,$fam,$size,$pps,$share,$ppc" >> "$raw"
 					# Anything but "none" must put the PIP traffic in PIP.
 					if [ "$m" != none ] && awk -v s="$share" 'BEGIN { exit !(s < 0.9) }'; then
 						echo "fwd: $m $n $fam $size: only $share of the packets in PIP" >&2
@@ -353,43 +362,48 @@ for ((round = 1; round <= REPEAT; round++)); do
 	echo "fwd: round $round/$REPEAT done" >&2
 done
 
-# Medians per cell, then ratios from medians of this same run.
+# Medians per cell, then ratios from medians of this same run, for both
+# metrics: the rate, and packets per CPU-second of the sender.
 sum=$OUT/fwd.csv
-csv_open "$sum" "method,rules,family,size,median_pps,runs"
+csv_open "$sum" "method,rules,family,size,median_pps,median_pps_per_cpu,runs"
 awk -F, 'NR > 1 { print $2 "," $3 "," $4 "," $5 }' "$raw" | sort -u -t, -k1,1 -k2,2n -k3,3 -k4,4n |
 while IFS=, read -r m n fam size; do
-	v=$(awk -F, -v m="$m" -v n="$n" -v f="$fam" -v s="$size" \
-		'$2 == m && $3 == n && $4 == f && $5 == s { print $6 }' "$raw")
-	echo "$m,$n,$fam,$size,$(echo "$v" | median),$(echo "$v" | wc -l)" >> "$sum"
+	cell() { awk -F, -v m="$m" -v n="$n" -v f="$fam" -v s="$size" -v c="$1" \
+		'$2 == m && $3 == n && $4 == f && $5 == s && $c != "-" { print $c }' "$raw"; }
+	echo "$m,$n,$fam,$size,$(cell 6 | median),$(cell 8 | median),$(cell 6 | wc -l)" >> "$sum"
 done
 
+# get METHOD RULES FAMILY SIZE COLUMN (5: pps, 6: pps per CPU-second)
 get()
 {
-	awk -F, -v m="$1" -v n="$2" -v f="$3" -v s="$4" \
-		'$1 == m && $2 == n && $3 == f && $4 == s { print $5 }' "$sum"
+	awk -F, -v m="$1" -v n="$2" -v f="$3" -v s="$4" -v c="$5" \
+		'$1 == m && $2 == n && $3 == f && $4 == s { print $c }' "$sum"
 }
 
 rat=$OUT/fwd-ratios.csv
-csv_open "$rat" "family,size,rules,qosctl_vs_nft,qosctl_vs_u32,qosctl_vs_none,nft_vs_none,u32_vs_none"
-for fam in ipv4 ipv6; do
-	for size in $SIZES; do
-		none=$(get none - $fam "$size")
-		for n in $RULES; do
-			q=$(get qosctl "$n" $fam "$size")
-			f=$(get nft "$n" $fam "$size")
-			u=$(get u32 "$n" $fam "$size")
-			echo "$fam,$size,$n,$(ratio "$q" "$f"),$(ratio "$q" "$u"),$(ratio "$q" "$none"),$(ratio "$f" "$none"),$(ratio "$u" "$none")" >> "$rat"
+csv_open "$rat" "metric,family,size,rules,qosctl_vs_nft,qosctl_vs_u32,qosctl_vs_none,nft_vs_none,u32_vs_none"
+famcsv=$OUT/fwd-family.csv
+csv_open "$famcsv" "metric,method,rules,size,v6_over_v4,kernel_v6_over_v4,relative"
+for col in 5 6; do
+	metric=$([ $col = 5 ] && echo pps || echo pps_per_cpu)
+	for fam in ipv4 ipv6; do
+		for size in $SIZES; do
+			none=$(get none - $fam "$size" $col)
+			for n in $RULES; do
+				q=$(get qosctl "$n" $fam "$size" $col)
+				f=$(get nft "$n" $fam "$size" $col)
+				u=$(get u32 "$n" $fam "$size" $col)
+				echo "$metric,$fam,$size,$n,$(ratio "$q" "$f"),$(ratio "$q" "$u")," \
+					"$(ratio "$q" "$none"),$(ratio "$f" "$none"),$(ratio "$u" "$none")" |
+					tr -d ' ' >> "$rat"
+			done
 		done
 	done
-done
-famcsv=$OUT/fwd-family.csv
-csv_open "$famcsv" "method,rules,size,v6_over_v4,kernel_v6_over_v4,relative"
-for size in $SIZES; do
-	k=$(ratio "$(get none - ipv6 "$size")" "$(get none - ipv4 "$size")")
-	for m in $(awk -F, 'NR > 1 { print $1 }' "$sum" | sort -u); do
-		for n in $(awk -F, -v m="$m" 'NR > 1 && $1 == m { print $2 }' "$sum" | sort -u); do
-			r=$(ratio "$(get "$m" "$n" ipv6 "$size")" "$(get "$m" "$n" ipv4 "$size")")
-			echo "$m,$n,$size,$r,$k,$(ratio "$r" "$k")" >> "$famcsv"
+	for size in $SIZES; do
+		k=$(ratio "$(get none - ipv6 "$size" $col)" "$(get none - ipv4 "$size" $col)")
+		awk -F, 'NR > 1 { print $1 "," $2 }' "$sum" | sort -u | while IFS=, read -r m n; do
+			r=$(ratio "$(get "$m" "$n" ipv6 "$size" $col)" "$(get "$m" "$n" ipv4 "$size" $col)")
+			echo "$metric,$m,$n,$size,$r,$k,$(ratio "$r" "$k")" >> "$famcsv"
 		done
 	done
 done

@@ -117,6 +117,21 @@ htb_class_packets()
 		awk '/Sent/ { print $4; exit }'
 }
 
+# tree_cpu_ticks PID: user + system CPU time, in clock ticks, of PID and
+# its descendants (a tick landing in a softirq the process ran is charged
+# to it too).
+tree_cpu_ticks()
+{
+	local sum c
+
+	sum=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null)
+	sum=${sum:-0}
+	for c in $(pgrep -P "$1"); do
+		sum=$((sum + $(tree_cpu_ticks "$c")))
+	done
+	echo "$sum"
+}
+
 machine_summary()
 {
 	local cpu

@@ -43,9 +43,9 @@ fi
 rc=0
 "$here/fwd.sh" "$OUT" || rc=1
 if [ $rc -eq 0 ]; then
-	table "$OUT/fwd.csv" "forwarding rate, received packets/s at h2 (median of ${BENCH_REPEAT:-3} rounds)"
-	table "$OUT/fwd-ratios.csv" "forwarding rate ratios (same run)"
-	table "$OUT/fwd-family.csv" "IPv6/IPv4 rate ratio against the kernel's own (method none)"
+	table "$OUT/fwd.csv" "forwarding: packets/s received at h2, and per CPU-second of the sender (medians of ${BENCH_REPEAT:-3} rounds)"
+	table "$OUT/fwd-ratios.csv" "forwarding ratios (same run; pps_per_cpu is the steadier on a shared machine)"
+	table "$OUT/fwd-family.csv" "IPv6/IPv4 ratio against the kernel's own (method none)"
 fi
 "$here/apply-latency.sh" "$OUT" || rc=1
 [ -f "$OUT/apply-latency.csv" ] && table "$OUT/apply-latency.csv" "qosctl apply latency"

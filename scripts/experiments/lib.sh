@@ -145,8 +145,7 @@ udp_jitter()
 
 udp_rx_mbit()
 {
-	jq -r '(.end.sum.bits_per_second * (1 - .end.sum.lost_percent / 100) / 1e6) // "nan"' \
-		"$1" 2>/dev/null || echo nan
+	jq -r '(.end.sum_received.bits_per_second / 1e6) // "nan"' "$1" 2>/dev/null || echo nan
 }
 
 tcp_rx_mbit()
