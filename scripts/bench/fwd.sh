@@ -316,10 +316,11 @@ measure()
 	wait $pid
 	awk -v r="$((rx1 - rx0))" -v p="$((pip1 - pip0))" -v ns="$((t1 - t0))" \
 		-v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { printf "%d %.3f %s\n", r * 1e9 / ns, r ? p / r : 0, c > 0 ? int(r * hz / c) : "-" }'
+		'BEGIN { printf "%d %.3f %s\n", r * 1e9 / ns, r ? p / r : 0, (c > 0 ? int(r * hz / c) : "-") }'
 }
 
 write_trafgen
+defer teardown
 capture_tree > "$tmp/tree.batch" || { echo "fwd: qosctl apply failed" >&2; exit 1; }
 
 raw=$OUT/fwd-raw.csv
