@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 
 /* Set by -v; libbpf and libnl chatter is shown only then. */
 extern bool qos_verbose;
