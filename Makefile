@@ -7,6 +7,7 @@
 #   make demo         install dependencies, build, run the namespace demo
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
 #   make install      PREFIX=/usr/local DESTDIR=
+#   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
 
 OUTPUT ?= .output
 PREFIX ?= /usr/local
@@ -48,17 +49,18 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c
+LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c \
+	    user/rules.c
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install selftests
+.PHONY: all clean deps check demo vmcheck install selftests bench-classifier
 
 all: $(QOSCTL) selftests
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/bpf
@@ -104,6 +106,17 @@ selftests: $(QOSCTL) $(LIBQOS) $(OUTPUT)/kselftest/kselftest_harness.h
 
 deps:
 	$(Q)scripts/install-deps.sh
+
+BENCH_CLASSIFIER := $(OUTPUT)/bench/bench_classifier
+
+$(BENCH_CLASSIFIER): bench/bench_classifier.c selftests/pkt.h $(LIBQOS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -Iselftests -DQOS_SRCDIR='"$(abspath .)"' $< $(LIBQOS) \
+		$(LDFLAGS) $(PC_LIBS) -lm -o $@
+
+bench-classifier: deps
+	$(Q)$(MAKE) --no-print-directory $(BENCH_CLASSIFIER)
+	$(Q)$(BENCH_CLASSIFIER) $(BENCH_ARGS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -56,6 +56,9 @@ enum qos_unparsed {
 	QOS_UNP_NON_IP,		/* ARP, LLDP, MPLS, ... */
 	QOS_UNP_TRUNCATED,	/* shorter than the headers it announces */
 	QOS_UNP_BAD_HDR,	/* wrong IP version, IHL < 5, ... */
+	QOS_UNP_BAD_LEN,	/* IPv4 total / IPv6 payload length disagrees with the packet */
+	QOS_UNP_BAD_EXT,	/* IPv6 extension header where it may not be (Hop-by-Hop not first) */
+	QOS_UNP_EXT_CHAIN,	/* more IPv6 extension headers than the walk follows */
 	QOS_UNP_MAX,
 };
 
@@ -91,6 +94,7 @@ struct qos_cfg {
 	__u32 flags;
 	__u32 classid[QOS_MAX_CLASSES];
 	__u8 dscp_class[QOS_TABLE_MAX][QOS_DSCP_MAX];
+	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */
 };
 
 /*
@@ -140,6 +144,82 @@ struct qos_meta {
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
+};
+
+/*
+ * Classification rules, looked up before the DSCP table. See
+ * Documentation/classifier.rst for the model.
+ *
+ * Tuple-space search: every rule has a shape (family, source and destination
+ * prefix lengths, flow-label mask, protocol compared or not) and lives in one
+ * hash table under its key masked by that shape. A packet costs one hash
+ * lookup per shape in use, however many rules share a shape. The shapes of
+ * each family sit in a struct qos_rule_set, sorted so that the lookup can stop
+ * early; qosctl writes the inactive one of two sets and then flips
+ * QOS_RULES_SET in qos_cfg.rules, so readers never see a half-written set.
+ */
+#define QOS_RULES_DEFAULT	65536	/* rule table size when the profile names none */
+#define QOS_RULES_MAX		(1U << 24)	/* rule ids fit the low bits of the rank */
+#define QOS_RULE_SHAPES_MAX	16	/* per family */
+#define QOS_RULE_NAME_LEN	16
+#define QOS_FLOWLABEL_MASK	0xfffffU
+
+/* qos_cfg.rules */
+#define QOS_RULES_SET		(1U << 0)	/* which struct qos_rule_set is live */
+#define QOS_RULES_V4		(1U << 1)	/* IPv4 shapes exist (<< QOS_TABLE_IPV4) */
+#define QOS_RULES_V6		(1U << 2)	/* IPv6 shapes exist (<< QOS_TABLE_IPV6) */
+#define QOS_RULES_L4		(1U << 3)	/* a shape compares the upper-layer protocol */
+
+/* qos_rule_key.mask: flow-label bits compared, and whether proto is. */
+#define QOS_RULE_M_PROTO	(1U << 31)
+
+struct qos_rule_key {
+	__u8 table;		/* enum qos_table */
+	__u8 src_len;		/* prefix lengths of the shape */
+	__u8 dst_len;
+	__u8 proto;		/* upper-layer protocol, 0 unless QOS_RULE_M_PROTO */
+	__u32 mask;		/* flow-label mask | QOS_RULE_M_PROTO */
+	__u32 flowlabel;	/* host order, & mask */
+	__be32 src[4];		/* & prefix; IPv4 in src[0] */
+	__be32 dst[4];
+};
+
+#define QOS_RULE_F_SET_DSCP	(1U << 0)	/* rewrite the DSCP to .dscp */
+#define QOS_RULE_F_PROFILE	(1U << 1)	/* installed by apply, replaced by the next */
+
+/*
+ * rank orders overlapping rules: the lowest matching rank wins. qosctl
+ * computes it as priority << 40 | (511 - specificity) << 24 | id, so a lower
+ * priority number wins, then the longer match (prefix bits + flow-label mask
+ * bits + 8 for a protocol), then the older rule id: always one winner.
+ */
+struct qos_rule_val {
+	__u64 rank;
+	__u32 id;		/* index in qos_rule_stats */
+	__u8 class_id;
+	__u8 flags;		/* QOS_RULE_F_* */
+	__u8 dscp;		/* new DSCP with QOS_RULE_F_SET_DSCP */
+	__u8 pad;
+	__u32 policer;		/* per-rule policer index, 0 = none (policing issue) */
+	__u32 pad2;
+	char name[QOS_RULE_NAME_LEN];
+};
+
+struct qos_rule_shape {
+	__u8 table;
+	__u8 src_len;
+	__u8 dst_len;
+	__u8 proto_mask;	/* 0xff when the protocol is compared */
+	__u32 mask;		/* as qos_rule_key.mask */
+	__be32 src[4];		/* the prefix lengths as address masks */
+	__be32 dst[4];
+	__u64 min_rank;		/* lowest rank of the shape's rules */
+};
+
+struct qos_rule_set {
+	__u32 n[QOS_TABLE_MAX];
+	__u32 pad[2];
+	struct qos_rule_shape shape[QOS_TABLE_MAX][QOS_RULE_SHAPES_MAX];
 };
 
 #endif /* __QOS_COMMON_H */

@@ -4,7 +4,7 @@
  * class into the qdisc class through skb->priority, which HTB and PRIO use
  * when its major number is theirs. Packets nobody classified (locally
  * generated, or from an interface without an ingress policy) are classified
- * here from their DSCP / Traffic Class.
+ * here, by the rules and then their DSCP / Traffic Class.
  *
  * Like the ingress program it returns TC_ACT_UNSPEC: the packet is never
  * dropped here, and filters after ours in the chain still run.
@@ -17,10 +17,12 @@
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
 #include "lib/parse.h"
+#include "lib/rules.h"
 
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
 {
+	struct qos_rule_val *rule;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
@@ -40,8 +42,14 @@ int qos_egress(struct __sk_buff *skb)
 	}
 
 	cls = qos_mark_get(cfg, skb->mark);
-	if (cls == QOS_CLASS_NONE)
-		cls = qos_classify_dscp(cfg, &pkt);
+	if (cls == QOS_CLASS_NONE) {
+		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
+		if (ret != QOS_UNP_NONE) {
+			qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
+			return TC_ACT_UNSPEC;
+		}
+		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) : qos_classify_dscp(cfg, &pkt);
+	}
 	if (cfg->classid[cls])
 		skb->priority = cfg->classid[cls];
 	qos_count(QOS_DIR_EGRESS, cls, pkt.family, QOS_V_PASS, len);

@@ -13,10 +13,12 @@
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
 #include "lib/parse.h"
+#include "lib/rules.h"
 
 SEC("tc")
 int qos_ingress(struct __sk_buff *skb)
 {
+	struct qos_rule_val *rule;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
@@ -33,7 +35,12 @@ int qos_ingress(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	}
 
-	cls = qos_classify_dscp(cfg, &pkt);
+	ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
+	if (ret != QOS_UNP_NONE) {
+		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
+		return TC_ACT_UNSPEC;
+	}
+	cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) : qos_classify_dscp(cfg, &pkt);
 	skb->mark = qos_mark_set(cfg, skb->mark, cls);
 	qos_count(QOS_DIR_INGRESS, cls, pkt.family, QOS_V_PASS, len);
 	return TC_ACT_UNSPEC;

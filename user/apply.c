@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "profile.h"
 #include "qdisc.h"
+#include "rules.h"
 #include "util.h"
 
 struct txn {
@@ -29,6 +30,10 @@ struct txn {
 	bool attach_done;
 	bool clsact_created;
 	bool pins_created;
+	bool rules_done;
+	struct qos_rule_maps rm;	/* rule tables, and the rules before and after */
+	struct qos_rules rules_old;
+	struct qos_rules rules_new;
 	struct qos_meta old;
 	struct qos_meta meta;
 	struct qos_cfg old_cfg;
@@ -56,6 +61,8 @@ static void rollback(struct txn *t, struct qos_bpf *obj, struct nl_sock *sk,
 	}
 	if (t->cfg_done && t->have_old)
 		qos_cfg_write(m->cfg, &t->old_cfg);
+	if (t->rules_done && t->have_old)
+		qos_rules_revert(&t->rm, &t->rules_old, &t->rules_new);
 	if (t->tree_done || t->fresh_tree) {
 		if (t->fresh_tree) {
 			qos_tree_remove(sk, t->ifindex, t->meta.qdisc_handle);
@@ -96,6 +103,47 @@ static int check_root(struct nl_sock *sk, struct txn *t, const char *ifname, cha
 	return -EBUSY;
 }
 
+/*
+ * Replace the rules the previous apply installed by the profile's, keeping
+ * live rules (qosctl rule add) and the ids, hence the counters, of profile
+ * rules that did not change. The shapes go to the spare set, which the
+ * configuration written next switches to.
+ */
+static int apply_rules(struct txn *t, const struct qos_profile *p, const char *pin_dir,
+		       char *err, size_t errlen)
+{
+	char msg[400];
+	size_t i, j;
+	int ret;
+
+	ret = qos_rule_maps_open(pin_dir, &t->rm);
+	ret = ret ?: qos_rules_read(&t->rm, &t->rules_old, false);
+	if (ret) {
+		snprintf(err, errlen, "reading the rule tables: %s", strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < t->rules_old.n && !ret; i++)
+		if (!t->rules_old.r[i].profile)
+			ret = qos_rules_add(&t->rules_new, &t->rules_old.r[i]);
+	for (i = 0; i < p->rules.n && !ret; i++) {
+		struct qos_rule r = p->rules.r[i];
+
+		for (j = 0; j < t->rules_old.n; j++)
+			if (t->rules_old.r[j].profile && qos_rule_same(&t->rules_old.r[j], &r))
+				r.id = t->rules_old.r[j].id;
+		ret = qos_rules_add(&t->rules_new, &r);
+	}
+	if (ret)
+		return ret;
+	t->cfg.rules = t->have_old ? t->old_cfg.rules : 0;
+	ret = qos_rules_commit(&t->rm, &t->rules_old, &t->rules_new, &t->cfg.rules, false, msg,
+			       sizeof(msg));
+	t->rules_done = !ret;
+	if (ret)
+		snprintf(err, errlen, "installing the profile's rules: %s", msg);
+	return ret;
+}
+
 int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	      char *err, size_t errlen)
 {
@@ -108,6 +156,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	char pin_dir[200];
 	int ret;
 
+	t.rm.rules = t.rm.stats = t.rm.sets = t.rm.cfg = -1;
 	ret = qos_check_env(err, errlen);
 	if (ret)
 		return ret;
@@ -168,7 +217,16 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	if (ret)
 		goto out;
 
-	ret = qos_bpf_load(pin_dir, &obj, &t.pins_created);
+	/* A pinned map cannot be resized in place. */
+	if (t.have_old && qos_rule_pinned_capacity(pin_dir) &&
+	    qos_rule_pinned_capacity(pin_dir) != p.rule_entries) {
+		snprintf(err, errlen,
+			 "[profile] rules = %u: the rule table on %s holds %u; 'qosctl remove dev %s' first to resize it",
+			 p.rule_entries, ifname, qos_rule_pinned_capacity(pin_dir), ifname);
+		ret = -EBUSY;
+		goto out;
+	}
+	ret = qos_bpf_load(pin_dir, p.rule_entries, &obj, &t.pins_created);
 	if (ret) {
 		snprintf(err, errlen, "loading BPF programs: %s%s", strerror(-ret),
 			 qos_verbose ? "" : " (run with -v for the verifier log)");
@@ -177,6 +235,10 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	qos_bpf_maps(obj, &m);
 	if (t.have_old && qos_cfg_read(m.cfg, &t.old_cfg))
 		t.have_old = false;
+
+	ret = apply_rules(&t, &p, pin_dir, err, errlen);
+	if (ret)
+		goto fail;
 
 	ret = qos_tree_sync(sk, t.ifindex, &t.meta, t.fresh_tree);
 	t.tree_done = true;
@@ -222,6 +284,10 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 fail:
 	rollback(&t, obj, sk, pin_dir, &m);
 out:
+	qos_rules_free(&t.rules_old);
+	qos_rules_free(&t.rules_new);
+	qos_rule_maps_close(&t.rm);
+	qos_profile_free(&p);
 	qos_bpf_close(obj);
 	qos_nl_close(sk);
 	return ret;

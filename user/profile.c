@@ -195,6 +195,10 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 		if (qos_parse_u32(v, &u) || !u || u >= 0xffff)
 			return fail(c, key, "'%s' is not a qdisc major number (1-0xfffe)", v);
 		p->handle_major = u;
+	} else if (!strcmp(key, "rules")) {
+		if (qos_parse_u32(v, &u) || u < 16 || u > QOS_RULES_MAX)
+			return fail(c, key, "'%s' is not a rule table size (16-%u)", v, QOS_RULES_MAX);
+		p->rule_entries = u;
 	} else if (!strcmp(key, "leaf-delay")) {
 		if (qos_parse_time(v, &p->leaf_delay_ns))
 			return fail(c, key, "'%s' is not a time (e.g. 20ms)", v);
@@ -264,6 +268,33 @@ static struct qos_class_spec *class_by_name(struct qos_profile *p, const char *n
 	return NULL;
 }
 
+/* Keys of a [rule NAME] section; a section's keys arrive together, so the
+ * rule being filled is the last one. */
+static int handle_rule_key(struct parse_ctx *c, const char *name, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+	struct qos_rule *r, nr;
+	char msg[256];
+
+	if (!*name || strlen(name) >= QOS_RULE_NAME_LEN || strpbrk(name, " \t\"{}"))
+		return fail(c, key, "rule name '%s' must be 1-%d characters without spaces", name,
+			    QOS_RULE_NAME_LEN - 1);
+	if (!p->rules.n || strcmp(p->rules.r[p->rules.n - 1].name, name)) {
+		qos_rule_init(&nr);
+		snprintf(nr.name, sizeof(nr.name), "%s", name);
+		nr.line = c->line;
+		nr.profile = true;
+		if (qos_rules_add(&p->rules, &nr))
+			return fail(c, key, "out of memory");
+	}
+	r = &p->rules.r[p->rules.n - 1];
+	if (!strcmp(key, "name"))
+		return fail(c, key, "unknown key in [rule %s] (the section names the rule)", name);
+	if (qos_rule_set(r, key, v, msg, sizeof(msg)))
+		return fail(c, key, "%s", msg);
+	return 1;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *v)
 {
 	struct parse_ctx *c = user;
@@ -275,8 +306,11 @@ static int handler(void *user, const char *section, const char *key, const char 
 		return 0;
 	if (!strcmp(section, "profile"))
 		return handle_profile_key(c, key, v);
+	if (!strncmp(section, "rule ", 5))
+		return handle_rule_key(c, section + 5, key, v);
 	if (strncmp(section, "class ", 6))
-		return fail(c, key, "unknown section [%s] (expected [profile] or [class NAME])",
+		return fail(c, key,
+			    "unknown section [%s] (expected [profile], [class NAME] or [rule NAME])",
 			    section);
 
 	name = section + 6;
@@ -336,7 +370,54 @@ static int errf(char *err, size_t len, const struct qos_profile *p, int line,
 	return -EINVAL;
 }
 
-static int check_profile(const struct qos_profile *p, char *err, size_t len)
+static int rule_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct qos_rule *)a)->name, ((const struct qos_rule *)b)->name);
+}
+
+/* Classes exist, names are unique, the set fits the table and the data path. */
+static int check_rules(struct qos_profile *p, char *err, size_t len)
+{
+	struct qos_rules sorted = {};
+	char msg[400];
+	size_t i, bad = 0;
+	int ret;
+
+	for (i = 0; i < p->rules.n; i++) {
+		struct qos_rule *r = &p->rules.r[i];
+		const struct qos_class_spec *cl;
+
+		if (qos_rule_check(r, msg, sizeof(msg)))
+			return errf(err, len, p, r->line, "class", "[rule %s]: %s", r->name, msg);
+		cl = qos_profile_class(p, r->class_name);
+		if (!cl)
+			return errf(err, len, p, r->line, "class", "[rule %s]: no class named '%s'",
+				    r->name, r->class_name);
+		r->class_id = cl->id;
+	}
+	ret = qos_rules_validate(&p->rules, p->rule_entries, &bad, msg, sizeof(msg));
+	if (ret)
+		return errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
+			    msg);
+	if (!p->rules.n)
+		return 0;
+	sorted.r = malloc(p->rules.n * sizeof(*sorted.r));
+	if (!sorted.r)
+		return -ENOMEM;
+	memcpy(sorted.r, p->rules.r, p->rules.n * sizeof(*sorted.r));
+	qsort(sorted.r, p->rules.n, sizeof(*sorted.r), rule_name_cmp);
+	for (i = 1; i < p->rules.n; i++) {
+		if (strcmp(sorted.r[i - 1].name, sorted.r[i].name))
+			continue;
+		ret = errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
+			   sorted.r[i].name);
+		break;
+	}
+	free(sorted.r);
+	return ret;
+}
+
+static int check_profile(struct qos_profile *p, char *err, size_t len)
 {
 	uint64_t seen[QOS_TABLE_MAX] = {};
 	unsigned int i, j;
@@ -380,7 +461,7 @@ static int check_profile(const struct qos_profile *p, char *err, size_t len)
 			seen[t] |= cl->dscp[t];
 		}
 	}
-	return 0;
+	return check_rules(p, err, len);
 }
 
 int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen)
@@ -394,6 +475,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->handle_major = QOS_DEFAULT_HANDLE;
 	p->leaf_delay_ns = QOS_DEFAULT_LEAF_DELAY;
 	p->sched = QOS_SCHED_HTB;
+	p->rule_entries = QOS_RULES_DEFAULT;
 
 	ret = qos_profile_find(name, p->path, sizeof(p->path));
 	if (ret) {
@@ -420,6 +502,11 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 		return -EINVAL;
 	}
 	return check_profile(p, err, errlen);
+}
+
+void qos_profile_free(struct qos_profile *p)
+{
+	qos_rules_free(&p->rules);
 }
 
 const struct qos_class_spec *qos_profile_class(const struct qos_profile *p, const char *name)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../bpf/qos_common.h"
+#include "rules.h"
 
 /* The qdisc class a mark class is queued in: major:(0x10 + id), so that
  * tc shows class id N as M:1N for N < 16. */
@@ -51,6 +52,8 @@ struct qos_profile {
 	int default_line;
 	unsigned int nclasses;
 	struct qos_class_spec classes[QOS_MAX_CLASSES - 1];
+	uint32_t rule_entries;	/* rule table size */
+	struct qos_rules rules;	/* [rule NAME] sections */
 };
 
 /* A class with its rates resolved against the link rate. */
@@ -72,6 +75,9 @@ int qos_profile_find(const char *name, char *path, size_t len);
  * On error, @err holds "FILE:LINE: KEY: reason".
  */
 int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen);
+
+/* Free what qos_profile_load() allocated (the rules). */
+void qos_profile_free(struct qos_profile *p);
 
 /* Resolve rates against @link_bps and check the sums. Same error form. */
 int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,

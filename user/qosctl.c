@@ -17,6 +17,7 @@
 #include "apply.h"
 #include "profile.h"
 #include "report.h"
+#include "rules.h"
 #include "util.h"
 
 #ifndef QOSCTL_VERSION
@@ -41,6 +42,11 @@ static int usage(FILE *f)
 		"  qosctl stats dev IFACE [-j] [-s]\n"
 		"  qosctl validate PROFILE [rate RATE]\n"
 		"  qosctl list\n"
+		"  qosctl rule add dev IFACE [name NAME] [src PREFIX] [dst PREFIX]\n"
+		"                 [flowlabel LABEL[/MASK]] [proto PROTO] [priority N]\n"
+		"                 class NAME [set-dscp DSCP]\n"
+		"  qosctl rule del dev IFACE {id N | name NAME | MATCH}\n"
+		"  qosctl rule list dev IFACE [-j]\n"
 		"PROFILE is a name from the profile directories or a path; RATE as in tc\n"
 		"(100mbit, 1gbit). -j prints JSON, -s more counters, -v libbpf's log.\n");
 	return f == stderr ? 1 : 0;
@@ -184,7 +190,8 @@ static int do_validate(int argc, char **argv)
 		qos_err("validate: %s", err);
 		return -1;
 	}
-	printf("%s: ok (%u classes)\n", p.path, p.nclasses);
+	printf("%s: ok (%u classes, %zu rules)\n", p.path, p.nclasses, p.rules.n);
+	qos_profile_free(&p);
 	return 0;
 }
 
@@ -221,11 +228,43 @@ static int do_list(int argc, char **argv)
 			snprintf(full, sizeof(full), "%s/%s", dir, ents[i]->d_name);
 			if (!qos_profile_load(full, &p, err, sizeof(err)))
 				printf("%-16s %s\n", p.name, p.description);
+			qos_profile_free(&p);
 		}
 		free(ents[i]);
 	}
 	free(ents);
 	return 0;
+}
+
+/* rule add|del|list dev IFACE ...: "dev IFACE" comes first. */
+static int do_rule(int argc, char **argv)
+{
+	const char *sub = argc ? argv[0] : "";
+	char err[512];
+	int ret;
+
+	if (strcmp(sub, "add") && strcmp(sub, "del") && strcmp(sub, "list")) {
+		qos_err("rule: expected add, del or list (try 'qosctl help')");
+		return -EINVAL;
+	}
+	if (argc < 3 || strcmp(argv[1], "dev") || !*argv[2]) {
+		qos_err("rule %s: missing 'dev IFACE'", sub);
+		return -EINVAL;
+	}
+	if (!strcmp(sub, "list")) {
+		if (argc > 3) {
+			qos_err("rule list: unexpected argument '%s'", argv[3]);
+			return -EINVAL;
+		}
+		ret = qos_rule_cmd_list(stdout, argv[2], opt_json, err, sizeof(err));
+	} else if (!strcmp(sub, "add")) {
+		ret = qos_rule_cmd_add(argv[2], argc - 3, argv + 3, err, sizeof(err));
+	} else {
+		ret = qos_rule_cmd_del(argv[2], argc - 3, argv + 3, err, sizeof(err));
+	}
+	if (ret)
+		qos_err("rule %s: %s", sub, err);
+	return ret;
 }
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -246,6 +285,7 @@ static const struct cmd {
 	{ "stats", do_stats },
 	{ "validate", do_validate },
 	{ "list", do_list },
+	{ "rule", do_rule },
 };
 
 int main(int argc, char **argv)

@@ -16,7 +16,8 @@ const char *const qos_family_names[QOS_FAM_MAX] = { "ipv4", "ipv6", "ipv6in4" };
 const char *const qos_dir_names[QOS_DIR_MAX] = { "ingress", "egress" };
 const char *const qos_verdict_names[QOS_V_MAX] = { "pass", "drop", "remark", "demote" };
 const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncated",
-						      "bad_header" };
+						      "bad_header", "bad_length", "bad_ext_header",
+						      "ext_chain_too_long" };
 
 int qos_report_read(const char *ifname, struct qos_report *r, char *err, size_t errlen)
 {

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * DSCP rewrite, shared by rule actions and policer remarking.
+ */
+#ifndef __QOS_LIB_DSCP_H
+#define __QOS_LIB_DSCP_H
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <stddef.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "../qos_common.h"
+
+/*
+ * Set the DSCP of the IP header at @off (IPv4 or IPv6 per @table), leaving
+ * the ECN bits and the IPv6 flow label as they are. Only the first 16-bit
+ * word changes, so IPv4's header checksum is patched incrementally over that
+ * word. Packet pointers are invalid afterwards.
+ */
+static __always_inline int qos_dscp_rewrite(struct __sk_buff *skb, __u32 off, __u32 table,
+					    __u8 dscp)
+{
+	__be16 old, new;
+
+	if (bpf_skb_load_bytes(skb, off, &old, sizeof(old)))
+		return -1;
+	if (table == QOS_TABLE_IPV4)
+		/* version/IHL, then DSCP in the top 6 bits of the TOS byte */
+		new = (old & bpf_htons(0xff03)) | bpf_htons((__u16)dscp << 2);
+	else
+		/* version, Traffic Class (DSCP in its top 6 bits), flow label */
+		new = (old & bpf_htons(0xf03f)) | bpf_htons((__u16)dscp << 6);
+	if (new == old)
+		return 0;
+	if (table == QOS_TABLE_IPV4 &&
+	    bpf_l3_csum_replace(skb, off + offsetof(struct iphdr, check), old, new, sizeof(new)))
+		return -1;
+	return bpf_skb_store_bytes(skb, off, &new, sizeof(new), 0);
+}
+
+#endif /* __QOS_LIB_DSCP_H */
