@@ -97,13 +97,16 @@ qosctl_ns()
 }
 
 # bg_ns NS VAR CMD...: start CMD in NS in the background, store its PID in
-# VAR and register its kill by PID.
+# VAR and register its kill by PID. nsenter is started directly, not through
+# in_ns: a backgrounded function runs in a subshell, $! would be that
+# subshell's PID, and the kill would leave CMD running. nsenter --net execs
+# CMD in its own process, so $! is CMD's PID.
 bg_ns()
 {
 	local ns=$1 var=$2 pid
 
 	shift 2
-	in_ns "$ns" "$@" &
+	nsenter --net="/run/netns/$ns" -- "$@" &
 	pid=$!
 	defer kill "$pid"
 	eval "$var=$pid"
