@@ -75,7 +75,7 @@ $(OUTPUT)/qos.skel.h: $(OUTPUT)/qos.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name qos > $@
 
-$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h \
+$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
 	     $(OUTPUT)/qos.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@

@@ -13,14 +13,16 @@
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
 #include "lib/parse.h"
+#include "lib/police.h"
 
 SEC("tc")
 int qos_ingress(struct __sk_buff *skb)
 {
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
+	__u32 verdict = QOS_V_PASS;
 	__u32 len = skb->len;
-	__u32 cls;
+	__u32 cls, out;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -34,8 +36,15 @@ int qos_ingress(struct __sk_buff *skb)
 	}
 
 	cls = qos_classify_dscp(cfg, &pkt);
-	skb->mark = qos_mark_set(cfg, skb->mark, cls);
-	qos_count(QOS_DIR_INGRESS, cls, pkt.family, QOS_V_PASS, len);
+	out = cls;
+	/* Counted under the class the packet was policed in; a demoted
+	 * packet leaves with its new class in the mark. */
+	if (cfg->class_policer[cls])
+		verdict = qos_police(skb, &pkt, cfg->class_policer[cls], len, &out);
+	qos_count(QOS_DIR_INGRESS, cls, pkt.family, verdict, len);
+	if (verdict == QOS_V_DROP)
+		return TC_ACT_SHOT;
+	skb->mark = qos_mark_set(cfg, skb->mark, out);
 	return TC_ACT_UNSPEC;
 }
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Token-bucket arithmetic of the policer: RFC 2697 single-rate and RFC 2698
  * two-rate three-colour markers.
@@ -12,16 +12,20 @@
  * interval in nanoseconds is then a whole number of nanobits, so a refill
  * is one multiplication, exact, with no division and no remainder to carry:
  * the bucket never drifts from rate x time however packets are spaced. A
- * byte is 8e9 nanobits. Bursts are limited to TB_BURST_MAX bytes (2^62
- * nanobits for the two buckets together stays below 2^63), and a refill is
+ * byte is 8e9 nanobits. A bucket holds at most TB_BURST_MAX bytes, so the
+ * two buckets together hold less than 2^63 nanobits, and a refill is
  * computed only for intervals shorter than the time to fill the buckets
  * from empty (fill_ns), so dt * rate stays below 2^63 + rate: no overflow
- * at 1 kbit/s after days of idle nor at 1 Tbit/s.
+ * at 1 kbit/s after years of idle nor at 1 Tbit/s.
  */
 #ifndef __QOS_LIB_TB_H
 #define __QOS_LIB_TB_H
 
 #include <linux/types.h>
+
+/* Always inlined: the BPF program runs these under a bpf_spin_lock, where
+ * no call is allowed. */
+#define TB_INLINE static inline __attribute__((always_inline))
 
 #define TB_NS_PER_SEC		1000000000ULL
 #define TB_NBITS_PER_BYTE	(8ULL * TB_NS_PER_SEC)
@@ -67,7 +71,7 @@ struct tb_state {
 	__u64 last_ns;		/* time of the last refill */
 };
 
-static inline __u64 tb_div_up(__u64 a, __u64 b)
+TB_INLINE __u64 tb_div_up(__u64 a, __u64 b)
 {
 	return a / b + (a % b != 0);
 }
@@ -76,7 +80,7 @@ static inline __u64 tb_div_up(__u64 a, __u64 b)
  * Fill in @p; bursts in bytes. Returns 0, or -1 if a value is out of range
  * (the caller reports which). For srTCM @pir is ignored.
  */
-static inline int tb_params_init(struct tb_params *p, __u32 mode, __u64 cir, __u64 cbs_bytes,
+TB_INLINE int tb_params_init(struct tb_params *p, __u32 mode, __u64 cir, __u64 cbs_bytes,
 				 __u64 pir, __u64 ebs_bytes)
 {
 	if (mode > TB_TRTCM || cir < TB_RATE_MIN || cir > TB_RATE_MAX ||
@@ -101,7 +105,7 @@ static inline int tb_params_init(struct tb_params *p, __u32 mode, __u64 cir, __u
 }
 
 /* RFC 2697 2.x / RFC 2698 2.x: both buckets start full. */
-static inline void tb_state_init(const struct tb_params *p, struct tb_state *s, __u64 now)
+TB_INLINE void tb_state_init(const struct tb_params *p, struct tb_state *s, __u64 now)
 {
 	s->tc = p->cbs;
 	s->te = p->ebs;
@@ -109,7 +113,7 @@ static inline void tb_state_init(const struct tb_params *p, struct tb_state *s, 
 }
 
 /* @tokens + @dt_ns at @rate, capped at @size. */
-static inline __u64 tb_fill(__u64 tokens, __u64 size, __u64 rate, __u64 dt_ns, __u64 fill_ns)
+TB_INLINE __u64 tb_fill(__u64 tokens, __u64 size, __u64 rate, __u64 dt_ns, __u64 fill_ns)
 {
 	__u64 add;
 
@@ -125,7 +129,7 @@ static inline __u64 tb_fill(__u64 tokens, __u64 size, __u64 rate, __u64 dt_ns, _
  * treated as zero and last_ns never moves back, so no token is counted
  * twice.
  */
-static inline void tb_refill(const struct tb_params *p, struct tb_state *s, __u64 now)
+TB_INLINE void tb_refill(const struct tb_params *p, struct tb_state *s, __u64 now)
 {
 	__u64 dt = now - s->last_ns;
 	__u64 add, room;
@@ -161,7 +165,7 @@ static inline void tb_refill(const struct tb_params *p, struct tb_state *s, __u6
  * packet are the colour-blind rules) and take its tokens. Buckets must be
  * refilled first.
  */
-static inline __u32 tb_color(const struct tb_params *p, struct tb_state *s, __u32 bytes,
+TB_INLINE __u32 tb_color(const struct tb_params *p, struct tb_state *s, __u32 bytes,
 			     __u32 pre)
 {
 	__u64 b = (__u64)bytes * TB_NBITS_PER_BYTE;
@@ -188,7 +192,7 @@ static inline __u32 tb_color(const struct tb_params *p, struct tb_state *s, __u3
 	return TB_RED;
 }
 
-static inline __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 now,
+TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 now,
 			      __u32 bytes, __u32 pre)
 {
 	tb_refill(p, s, now);
@@ -201,7 +205,7 @@ static inline __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u
  * Tokens already earned are kept, so a rate change neither refills nor
  * empties the bucket.
  */
-static inline void tb_reconfig(struct tb_params *p, struct tb_state *s,
+TB_INLINE void tb_reconfig(struct tb_params *p, struct tb_state *s,
 			       const struct tb_params *np, __u64 now)
 {
 	tb_refill(p, s, now);
@@ -218,7 +222,7 @@ static inline void tb_reconfig(struct tb_params *p, struct tb_state *s,
  * below 40 Mbit/s, 1.5 Mbit + 0.01 s x rate above. In bytes, rounded up,
  * never below @min_bytes (one frame) nor above TB_BURST_MAX.
  */
-static inline __u64 tb_auto_burst(__u64 rate, __u64 min_bytes)
+TB_INLINE __u64 tb_auto_burst(__u64 rate, __u64 min_bytes)
 {
 	__u64 bits = rate < 40000000ULL ? 600000ULL + rate * 3 / 100 :
 					  1500000ULL + rate / 100;
