@@ -39,6 +39,8 @@ int qos_check_env(char *err, size_t errlen);
 int qos_bpf_load(const char *pin_dir, struct qos_bpf **obj, bool *created);
 void qos_bpf_close(struct qos_bpf *obj);
 int qos_bpf_maps(struct qos_bpf *obj, struct qos_maps *m);
+/* The fd of map @name of @obj, or a negative error. */
+int qos_bpf_map_fd(struct qos_bpf *obj, const char *name);
 /* Unpin every map of @obj and remove @pin_dir. */
 void qos_bpf_unpin(struct qos_bpf *obj, const char *pin_dir);
 
