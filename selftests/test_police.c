@@ -430,8 +430,10 @@ static void *hammer_run(void *arg)
 }
 
 /*
- * Two CPUs through one bucket: exactly as many packets are green as the
- * burst holds. A lost update between CPUs would let more through.
+ * Two CPUs through one bucket: as many packets are green as the burst
+ * holds, plus what the clock refilled while the threads ran (none unless
+ * the machine is so loaded that they take more than a quarter second). A
+ * lost update between CPUs would let more through.
  */
 TEST_F(police, concurrent_exact)
 {
@@ -439,11 +441,13 @@ TEST_F(police, concurrent_exact)
 	pthread_t th[2];
 	static struct pkt p;
 	struct qos_ctr g, red;
+	uint64_t t0, extra;
 	int i;
 
 	build(&p, V4, 46);
 	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 5000 + p.len / 2, 0, 0,
 				 PASS, DROP, DROP));
+	t0 = now_ns();
 	for (i = 0; i < 2; i++) {
 		h[i] = (struct hammer){ .prog = self->prog, .p = &p };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, hammer_run, &h[i]));
@@ -452,12 +456,17 @@ TEST_F(police, concurrent_exact)
 		pthread_join(th[i], NULL);
 		ASSERT_EQ(0, h[i].err);
 	}
+	/* Half a packet was left in the bucket; RATE bit/s refilled it. */
+	extra = (p.len / 2 + RATE * (now_ns() - t0) / 8 / 1000000000ULL) / p.len;
 	g = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_GREEN);
 	red = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_RED);
 	EXPECT_EQ(200000, g.packets + red.packets);
-	EXPECT_EQ(5000, g.packets);
-	EXPECT_EQ(5000, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS));
-	EXPECT_EQ(195000, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_DROP));
+	EXPECT_GE(g.packets, 5000);
+	EXPECT_LE(g.packets, 5000 + extra) TH_LOG("%llu green, refill allows %llu extra",
+					       (unsigned long long)g.packets,
+					       (unsigned long long)extra);
+	EXPECT_EQ(g.packets, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS));
+	EXPECT_EQ(red.packets, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_DROP));
 }
 
 TEST_HARNESS_MAIN
