@@ -50,7 +50,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c \
-	    user/rules.c
+	    user/rules.c user/police.c
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
@@ -77,7 +77,7 @@ $(OUTPUT)/qos.skel.h: $(OUTPUT)/qos.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name qos > $@
 
-$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h \
+$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
 	     $(OUTPUT)/qos.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@

@@ -10,7 +10,9 @@
 #ifndef __QOS_COMMON_H
 #define __QOS_COMMON_H
 
+#include <linux/bpf.h>
 #include <linux/types.h>
+#include "lib/tb.h"
 
 /* Class 0 means "no class": the mark carries no class, leave skb->priority. */
 #define QOS_MAX_CLASSES		16
@@ -95,6 +97,8 @@ struct qos_cfg {
 	__u32 classid[QOS_MAX_CLASSES];
 	__u8 dscp_class[QOS_TABLE_MAX][QOS_DSCP_MAX];
 	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */
+	/* Policer of each class in qos_policers, 0 = not policed. */
+	__u16 class_policer[QOS_MAX_CLASSES];
 };
 
 /*
@@ -106,6 +110,7 @@ enum qos_sched {
 	QOS_SCHED_HTB,
 	QOS_SCHED_PRIO,
 	QOS_SCHED_TBF,
+	QOS_SCHED_NONE,		/* programs and maps only, no qdisc tree */
 };
 
 enum qos_leaf {
@@ -221,5 +226,54 @@ struct qos_rule_set {
 	__u32 pad[2];
 	struct qos_rule_shape shape[QOS_TABLE_MAX][QOS_RULE_SHAPES_MAX];
 };
+
+/*
+ * Policers (Documentation/policing.rst): token buckets in the qos_policers
+ * array, one entry per policer. Index 0 is "no policer"; index N for
+ * 1 <= N < QOS_MAX_CLASSES is the policer of class id N, set by the
+ * profile; QOS_POLICER_RULE_FIRST and up are free for rules.
+ */
+#define QOS_POLICERS_MAX	1024
+#define QOS_POLICER_RULE_FIRST	QOS_MAX_CLASSES
+
+/* What a policer does with a packet of one colour. */
+enum qos_police_act {
+	QOS_PA_PASS,
+	QOS_PA_DROP,
+	QOS_PA_REMARK,		/* arg: the new DSCP */
+	QOS_PA_DEMOTE,		/* arg: the class id to move the packet to */
+	QOS_PA_MAX,
+};
+
+struct qos_police_action {
+	__u8 type;		/* enum qos_police_act */
+	__u8 arg;
+};
+
+#define QOS_POLICE_F_AWARE	(1U << 0)	/* colour-aware: colour from DSCP */
+
+/*
+ * One policer. The lock guards the whole value: the data path colours and
+ * reads the action under it, qosctl writes with BPF_F_LOCK, so a packet
+ * never sees half of a reconfiguration.
+ */
+struct qos_policer {
+	struct bpf_spin_lock lock;
+	__u32 flags;
+	struct tb_params tb;
+	struct tb_state st;
+	__u64 pre_yellow;	/* colour-aware: DSCPs that arrive yellow */
+	__u64 pre_red;		/* ... and red; any other DSCP arrives green */
+	struct qos_police_action act[TB_COLOR_MAX];
+	__u16 pad;
+};
+
+/* Index of a per-policer, per-family, per-colour counter in the per-CPU
+ * qos_police_stats array. */
+#define QOS_POLICE_STATS_ENTRIES	(QOS_POLICERS_MAX * QOS_FAM_MAX * TB_COLOR_MAX)
+static inline __u32 qos_police_stats_key(__u32 idx, __u32 fam, __u32 color)
+{
+	return (idx * QOS_FAM_MAX + fam) * TB_COLOR_MAX + color;
+}
 
 #endif /* __QOS_COMMON_H */

@@ -16,6 +16,7 @@
 
 #include "apply.h"
 #include "loader.h"
+#include "police.h"
 #include "profile.h"
 #include "qdisc.h"
 #include "rules.h"
@@ -38,6 +39,11 @@ struct txn {
 	struct qos_meta meta;
 	struct qos_cfg old_cfg;
 	struct qos_cfg cfg;
+	bool police_done;
+	bool tree_removed;	/* the old tree, replaced by scheduler = none */
+	int police_fd;
+	struct qos_policer police[QOS_MAX_CLASSES];
+	struct qos_policer old_police[QOS_MAX_CLASSES];
 };
 
 static void rollback(struct txn *t, struct qos_bpf *obj, struct nl_sock *sk,
@@ -63,6 +69,10 @@ static void rollback(struct txn *t, struct qos_bpf *obj, struct nl_sock *sk,
 		qos_cfg_write(m->cfg, &t->old_cfg);
 	if (t->rules_done && t->have_old)
 		qos_rules_revert(&t->rm, &t->rules_old, &t->rules_new);
+	if (t->police_done)
+		qos_police_restore(t->police_fd, t->old_police);
+	if (t->tree_removed)
+		qos_tree_sync(sk, t->ifindex, &t->old, true);
 	if (t->tree_done || t->fresh_tree) {
 		if (t->fresh_tree) {
 			qos_tree_remove(sk, t->ifindex, t->meta.qdisc_handle);
@@ -154,6 +164,8 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	struct txn t = {};
 	struct qos_maps m = {};
 	char pin_dir[200];
+	unsigned int i;
+	bool tree;
 	int ret;
 
 	t.rm.rules = t.rm.stats = t.rm.sets = t.rm.cfg = -1;
@@ -171,6 +183,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	ret = qos_profile_resolve(&p, link_bps, plan, err, errlen);
 	if (ret)
 		return ret;
+	tree = p.sched != QOS_SCHED_NONE;
 	ret = qos_pin_dir(ifname, pin_dir, sizeof(pin_dir));
 	if (ret) {
 		snprintf(err, errlen, "dev %s: name too long", ifname);
@@ -208,12 +221,12 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 		snprintf(err, errlen, "netlink: %s", strerror(-ret));
 		return ret;
 	}
-	if (!qos_qdisc_available("htb")) {
+	if (tree && !qos_qdisc_available("htb")) {
 		snprintf(err, errlen, "the kernel lacks the HTB qdisc (CONFIG_NET_SCH_HTB)");
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
-	ret = check_root(sk, &t, ifname, err, errlen);
+	ret = tree ? check_root(sk, &t, ifname, err, errlen) : 0;
 	if (ret)
 		goto out;
 
@@ -240,13 +253,24 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	if (ret)
 		goto fail;
 
-	ret = qos_tree_sync(sk, t.ifindex, &t.meta, t.fresh_tree);
-	t.tree_done = true;
+	ret = tree ? qos_tree_sync(sk, t.ifindex, &t.meta, t.fresh_tree) : 0;
+	t.tree_done = tree;
 	if (ret) {
 		snprintf(err, errlen, "dev %s: building the qdisc tree: %s", ifname,
 			 strerror(-ret));
 		goto fail;
 	}
+
+	/* Policers before the configuration that points at them. */
+	for (i = 0; i < p.nclasses; i++)
+		t.police[plan[i].spec->id] = plan[i].police;
+	t.police_fd = qos_bpf_map_fd(obj, "qos_policers");
+	ret = qos_police_install(t.police_fd, t.police, t.old_police);
+	if (ret) {
+		snprintf(err, errlen, "writing the policer map: %s", strerror(-ret));
+		goto fail;
+	}
+	t.police_done = true;
 
 	ret = qos_cfg_write(m.cfg, &t.cfg);
 	t.cfg_done = true;
@@ -261,17 +285,26 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 		snprintf(err, errlen, "dev %s: attaching to clsact: %s", ifname, strerror(-ret));
 		goto fail;
 	}
-	t.meta.flags = QOS_META_F_ROOT;
+	t.meta.flags = tree ? QOS_META_F_ROOT : 0;
 	if (t.clsact_created || (t.have_old && (t.old.flags & QOS_META_F_CLSACT)))
 		t.meta.flags |= QOS_META_F_CLSACT;
 
-	if (t.have_old && !t.fresh_tree) {
+	if (tree && t.have_old && !t.fresh_tree) {
 		ret = qos_tree_prune(sk, t.ifindex, &t.meta, &t.old);
 		if (ret) {
 			snprintf(err, errlen, "dev %s: removing old classes: %s", ifname,
 				 strerror(-ret));
 			goto fail;
 		}
+	}
+	if (!tree && t.have_old && (t.old.flags & QOS_META_F_ROOT)) {
+		ret = qos_tree_remove(sk, t.ifindex, t.old.qdisc_handle);
+		if (ret && ret != -ENOENT) {
+			snprintf(err, errlen, "dev %s: removing the old qdisc tree: %s", ifname,
+				 strerror(-ret));
+			goto fail;
+		}
+		t.tree_removed = !ret;
 	}
 
 	ret = qos_meta_write(m.meta, &t.meta);

@@ -143,6 +143,11 @@ int qos_bpf_maps(struct qos_bpf *obj, struct qos_maps *m)
 	return 0;
 }
 
+int qos_bpf_map_fd(struct qos_bpf *obj, const char *name)
+{
+	return bpf_object__find_map_fd_by_name(obj->skel->obj, name);
+}
+
 void qos_bpf_unpin(struct qos_bpf *obj, const char *pin_dir)
 {
 	struct bpf_map *map;

@@ -41,6 +41,8 @@ int qos_bpf_load(const char *pin_dir, uint32_t rule_entries, struct qos_bpf **ob
 		 bool *created);
 void qos_bpf_close(struct qos_bpf *obj);
 int qos_bpf_maps(struct qos_bpf *obj, struct qos_maps *m);
+/* The fd of map @name of @obj, or a negative error. */
+int qos_bpf_map_fd(struct qos_bpf *obj, const char *name);
 /* Unpin every map of @obj and remove @pin_dir. */
 void qos_bpf_unpin(struct qos_bpf *obj, const char *pin_dir);
 

@@ -163,6 +163,8 @@ const char *qos_sched_name(enum qos_sched sched)
 		return "prio";
 	case QOS_SCHED_TBF:
 		return "tbf";
+	case QOS_SCHED_NONE:
+		return "none";
 	default:
 		return "htb";
 	}
@@ -176,9 +178,12 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	if (!strcmp(key, "description")) {
 		snprintf(p->description, sizeof(p->description), "%s", v);
 	} else if (!strcmp(key, "scheduler")) {
-		if (strcmp(v, "htb"))
-			return fail(c, key, "'%s' is not supported (htb)", v);
-		p->sched = QOS_SCHED_HTB;
+		if (!strcmp(v, "htb"))
+			p->sched = QOS_SCHED_HTB;
+		else if (!strcmp(v, "none"))
+			p->sched = QOS_SCHED_NONE;	/* police only, no qdisc */
+		else
+			return fail(c, key, "'%s' is not supported (htb, none)", v);
 	} else if (!strcmp(key, "default")) {
 		snprintf(p->default_class, sizeof(p->default_class), "%s", v);
 		p->default_line = c->line;
@@ -252,6 +257,11 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 	} else if (!strcmp(key, "burst")) {
 		if (qos_parse_size(v, &cl->burst))
 			return fail(c, key, "'%s' is not a size (e.g. 1514, 64kb)", v);
+	} else if (!strncmp(key, "police-", 7)) {
+		char msg[160];
+
+		if (qos_police_parse_key(&cl->police, key, v, c->line, msg, sizeof(msg)))
+			return fail(c, key, "%s", msg);
 	} else {
 		return fail(c, key, "unknown key in [class %s]", cl->name);
 	}
@@ -421,7 +431,7 @@ static int check_profile(struct qos_profile *p, char *err, size_t len)
 {
 	uint64_t seen[QOS_TABLE_MAX] = {};
 	unsigned int i, j;
-	int t;
+	int t, ret;
 
 	if (!p->nclasses)
 		return errf(err, len, p, 1, "class", "the profile defines no [class NAME]");
@@ -439,7 +449,7 @@ static int check_profile(struct qos_profile *p, char *err, size_t len)
 			return errf(err, len, p, cl->line, "id",
 				    "[class %s] has no id (the class number in the mark)",
 				    cl->name);
-		if (!cl->rate.set)
+		if (!cl->rate.set && p->sched != QOS_SCHED_NONE)
 			return errf(err, len, p, cl->line, "rate", "[class %s] has no rate",
 				    cl->name);
 		for (j = 0; j < i; j++)
@@ -461,7 +471,8 @@ static int check_profile(struct qos_profile *p, char *err, size_t len)
 			seen[t] |= cl->dscp[t];
 		}
 	}
-	return check_rules(p, err, len);
+	ret = check_rules(p, err, len);
+	return ret ?: qos_police_check(p, err, len);
 }
 
 int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen)
@@ -537,7 +548,14 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 		const struct qos_class_spec *cl = &p->classes[i];
 		struct qos_class_plan *pl = &plan[i];
 
+		memset(pl, 0, sizeof(*pl));
 		pl->spec = cl;
+		if (cl->police.set &&
+		    qos_police_resolve(p, cl, link_bps, &pl->police, err, errlen))
+			return -EINVAL;
+		/* Without a qdisc tree, rates have nothing to shape. */
+		if (p->sched == QOS_SCHED_NONE)
+			continue;
 		pl->rate_bps = bw_resolve(&cl->rate, link_bps);
 		pl->ceil_bps = cl->ceil.set ? bw_resolve(&cl->ceil, link_bps) : link_bps;
 		if (!pl->rate_bps)
@@ -584,7 +602,10 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 	for (i = 0; i < p->nclasses; i++) {
 		const struct qos_class_spec *cl = &p->classes[i];
 
-		cfg->classid[cl->id] = qos_classid(p->handle_major, cl->id);
+		if (p->sched != QOS_SCHED_NONE)
+			cfg->classid[cl->id] = qos_classid(p->handle_major, cl->id);
+		if (cl->police.set)
+			cfg->class_policer[cl->id] = cl->id;
 		for (t = 0; t < QOS_TABLE_MAX; t++)
 			for (d = 0; d < QOS_DSCP_MAX; d++)
 				if (cl->dscp[t] & (1ULL << d))

@@ -8,6 +8,7 @@
 
 #include "../bpf/qos_common.h"
 #include "rules.h"
+#include "police.h"
 
 /* The qdisc class a mark class is queued in: major:(0x10 + id), so that
  * tc shows class id N as M:1N for N < 16. */
@@ -38,6 +39,7 @@ struct qos_class_spec {
 	enum qos_leaf leaf;
 	uint32_t limit;		/* leaf queue limit: packets (pfifo) or bytes (bfifo) */
 	uint64_t burst;		/* bytes; 0 = derived from the rate */
+	struct qos_police_spec police;
 };
 
 struct qos_profile {
@@ -61,6 +63,7 @@ struct qos_class_plan {
 	const struct qos_class_spec *spec;
 	uint64_t rate_bps;
 	uint64_t ceil_bps;
+	struct qos_policer police;	/* tb.cir == 0: not policed */
 };
 
 /*

@@ -220,11 +220,12 @@ static int del_htb_class(struct nl_sock *sk, int ifindex, uint32_t classid)
 int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
 		  uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
 {
-	bool have_fq_codel = qos_qdisc_available("fq_codel");
+	bool tree = p->sched != QOS_SCHED_NONE;
+	bool have_fq_codel = tree && qos_qdisc_available("fq_codel");
 	unsigned int i;
 
 	meta->sched = p->sched;
-	meta->qdisc_handle = p->handle_major << 16;
+	meta->qdisc_handle = tree ? p->handle_major << 16 : 0;
 	meta->rate_bps = link_bps;
 	meta->nclasses = p->nclasses;
 	meta->default_class = qos_profile_class(p, p->default_class)->id;
@@ -235,6 +236,8 @@ int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan
 		memset(mc, 0, sizeof(*mc));
 		snprintf(mc->name, sizeof(mc->name), "%s", cl->name);
 		mc->id = cl->id;
+		if (!tree)
+			continue;
 		mc->classid = qos_classid(p->handle_major, cl->id);
 		mc->rate_bps = plan[i].rate_bps;
 		mc->ceil_bps = plan[i].ceil_bps;

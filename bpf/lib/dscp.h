@@ -15,13 +15,13 @@
 /*
  * Set the DSCP of the IP header at @off (IPv4 or IPv6 per @table), leaving
  * the ECN bits and the IPv6 flow label as they are. Only the first 16-bit
- * word changes, so IPv4's header checksum is patched incrementally over that
- * word. Packet pointers are invalid afterwards.
+ * word changes. Packet pointers are invalid afterwards.
  */
 static __always_inline int qos_dscp_rewrite(struct __sk_buff *skb, __u32 off, __u32 table,
 					    __u8 dscp)
 {
 	__be16 old, new;
+	int err;
 
 	if (bpf_skb_load_bytes(skb, off, &old, sizeof(old)))
 		return -1;
@@ -33,10 +33,17 @@ static __always_inline int qos_dscp_rewrite(struct __sk_buff *skb, __u32 off, __
 		new = (old & bpf_htons(0xf03f)) | bpf_htons((__u16)dscp << 6);
 	if (new == old)
 		return 0;
-	if (table == QOS_TABLE_IPV4 &&
-	    bpf_l3_csum_replace(skb, off + offsetof(struct iphdr, check), old, new, sizeof(new)))
-		return -1;
-	return bpf_skb_store_bytes(skb, off, &new, sizeof(new), 0);
+	if (table == QOS_TABLE_IPV4) {
+		/* The header checksum moves by as much as the TOS word, so the
+		 * packet's ones'-complement sum, and a CHECKSUM_COMPLETE
+		 * skb->csum over it, stay as they were. */
+		err = bpf_skb_store_bytes(skb, off, &new, sizeof(new), 0);
+		return err ?: bpf_l3_csum_replace(skb, off + offsetof(struct iphdr, check),
+						  old, new, sizeof(new));
+	}
+	/* No IPv6 header checksum, and the transport checksum does not cover
+	 * the Traffic Class; only a CHECKSUM_COMPLETE skb->csum must follow. */
+	return bpf_skb_store_bytes(skb, off, &new, sizeof(new), BPF_F_RECOMPUTE_CSUM);
 }
 
 #endif /* __QOS_LIB_DSCP_H */

@@ -69,4 +69,19 @@ struct {
 	__type(value, struct qos_rule_set);
 } qos_rule_sets SEC(".maps") __weak;
 
+/* Policers; see struct qos_policer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, QOS_POLICERS_MAX);
+	__type(key, __u32);
+	__type(value, struct qos_policer);
+} qos_policers SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, QOS_POLICE_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct qos_ctr);
+} qos_police_stats SEC(".maps") __weak;
+
 #endif /* __QOS_LIB_MAPS_H */
