@@ -17,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
 #include "lib/parse.h"
+#include "lib/remark.h"
 
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
@@ -24,7 +25,8 @@ int qos_egress(struct __sk_buff *skb)
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
-	__u32 cls;
+	__u32 cls, verdict;
+	__u8 remark;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -36,15 +38,23 @@ int qos_egress(struct __sk_buff *skb)
 	ret = qos_parse_skb(skb, &pkt);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
+		/* ARP must not queue behind a flood either. */
+		if (ret == QOS_UNP_NON_IP && cfg->nonip_class &&
+		    cfg->classid[cfg->nonip_class & (QOS_MAX_CLASSES - 1)])
+			skb->priority = cfg->classid[cfg->nonip_class & (QOS_MAX_CLASSES - 1)];
 		return TC_ACT_UNSPEC;
 	}
 
 	cls = qos_mark_get(cfg, skb->mark);
 	if (cls == QOS_CLASS_NONE)
-		cls = qos_classify_dscp(cfg, &pkt);
+		cls = qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
 	if (cfg->classid[cls])
 		skb->priority = cfg->classid[cls];
-	qos_count(QOS_DIR_EGRESS, cls, pkt.family, QOS_V_PASS, len);
+	verdict = QOS_V_PASS;
+	remark = cfg->egress_remark[pkt.table & 1][cls];
+	if ((remark & QOS_REMARK_F) && qos_remark(skb, &pkt, remark & 0x3f) > 0)
+		verdict = QOS_V_REMARK;
+	qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 	return TC_ACT_UNSPEC;
 }
 

@@ -33,7 +33,7 @@ int qos_ingress(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	}
 
-	cls = qos_classify_dscp(cfg, &pkt);
+	cls = qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
 	skb->mark = qos_mark_set(cfg, skb->mark, cls);
 	qos_count(QOS_DIR_INGRESS, cls, pkt.family, QOS_V_PASS, len);
 	return TC_ACT_UNSPEC;
