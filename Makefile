@@ -36,7 +36,7 @@ BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
 BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
-LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c
+LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 
@@ -49,7 +49,8 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c \
-	    user/sched.c user/validate.c
+	    user/sched.c user/validate.c user/lock.c user/confirm.c user/dryrun.c \
+	    user/prom.c user/exporter.c user/watch.c
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
