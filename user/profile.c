@@ -254,6 +254,7 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 		if (qos_parse_u32(v, &u) || !u)
 			return fail(c, key, "'%s' is not a queue limit (packets or bytes)", v);
 		cl->limit = u;
+		cl->limit_line = c->line;
 	} else if (!strcmp(key, "burst")) {
 		if (qos_parse_size(v, &cl->burst))
 			return fail(c, key, "'%s' is not a size (e.g. 1514, 64kb)", v);

@@ -47,6 +47,7 @@ struct qos_class_spec {
 	bool isolated;
 	uint32_t maxburst;	/* packets: burst = maxburst full frames */
 	int cbq_line;
+	int limit_line;
 };
 
 struct qos_profile {

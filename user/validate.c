@@ -101,7 +101,7 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 				    cl->name, (unsigned long long)cl->burst, QOS_FRAME_BYTES);
 		if (cl->limit && cl->limit < QOS_FRAME_BYTES &&
 		    (cl->leaf == QOS_LEAF_BFIFO || p->sched == QOS_SCHED_TBF))
-			return verr(err, len, p, cl->line, "limit",
+			return verr(err, len, p, cl->limit_line, "limit",
 				    "[class %s] a byte queue of %u holds less than one full frame (%d bytes)",
 				    cl->name, cl->limit, QOS_FRAME_BYTES);
 		/* A shaper's ceiling is its rate. */
