@@ -16,6 +16,9 @@ require_root
 require_cmd ping iperf3 jq
 
 topo_h1_r_h2 || exit $ksft_fail
+# The pins outlive the namespace: remove what was applied.
+defer qosctl_ns "$R" remove dev "$R_IF1"
+defer qosctl_ns "$R" remove dev "$R_IF2"
 tmp=$(mktemp -d)
 defer rm -rf "$tmp"
 COUNT=400
@@ -24,9 +27,13 @@ for dev in "$R_IF1" "$R_IF2"; do
 	qosctl_ns "$R" apply diffserv4 dev "$dev" rate 10mbit || exit $ksft_fail
 done
 
-bg_ns "$H2" srv iperf3 -s -p 5201
+# bg_ns kills the shell that started iperf3: kill by PID whatever still
+# runs in our own namespaces instead.
+defer 'ip netns pids "$H1" | xargs -r kill'
+defer 'ip netns pids "$H2" | xargs -r kill'
+in_ns "$H2" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 sleep 0.5
-bg_ns "$H1" cli iperf3 -c "$H2_V4" -p 5201 -u -b 40M -l 1200 -t 8 -J --logfile "$tmp/iperf"
+in_ns "$H1" iperf3 -c "$H2_V4" -p 5201 -u -b 40M -l 1200 -t 8 -J --logfile "$tmp/iperf" &
 sleep 1
 
 # CS6 = DSCP 48, TOS byte 0xc0; 64-byte payloads like BGP keepalives.

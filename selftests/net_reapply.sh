@@ -14,6 +14,9 @@ require_root
 require_cmd ping
 
 topo_h1_r_h2 || exit $ksft_fail
+# The pins outlive the namespace: remove what was applied.
+defer qosctl_ns "$R" remove dev "$R_IF1"
+defer qosctl_ns "$R" remove dev "$R_IF2"
 tmp=$(mktemp -d)
 defer rm -rf "$tmp"
 COUNT=3000

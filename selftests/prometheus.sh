@@ -27,6 +27,9 @@ if [ -z "$PY" ]; then
 fi
 
 topo_h1_r_h2 || exit $ksft_fail
+# The pins outlive the namespace: remove what was applied.
+defer qosctl_ns "$R" remove dev "$R_IF1"
+defer qosctl_ns "$R" remove dev "$R_IF2"
 tmp=$(mktemp -d)
 defer rm -rf "$tmp"
 for dev in "$R_IF1" "$R_IF2"; do
@@ -89,8 +92,12 @@ check_err $? "$R_IF1 missing from the all-interfaces output"
 log_test "stats --prometheus without dev covers every interface"
 
 port=$((20000 + RANDOM % 20000))
-bg_ns "$R" ex6 "$QOSCTL" exporter --listen "[::1]:$port"
-bg_ns "$R" ex4 "$QOSCTL" exporter --listen "127.0.0.1:$((port + 1))"
+# nsenter execs the exporter, so $! is the exporter itself (bg_ns would
+# give the PID of a subshell, and kill would leave the exporter running).
+nsenter --net="/run/netns/$R" -- "$QOSCTL" exporter --listen "[::1]:$port" 2>/dev/null &
+defer kill $!
+nsenter --net="/run/netns/$R" -- "$QOSCTL" exporter --listen "127.0.0.1:$((port + 1))" 2>/dev/null &
+defer kill $!
 sleep 0.5
 fetch()
 {
