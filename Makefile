@@ -11,6 +11,11 @@
 
 OUTPUT ?= .output
 PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
+RST2MAN ?= rst2man
 SANITIZE ?=
 V ?= 0
 
@@ -37,7 +42,7 @@ BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
 BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
-LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c
+LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 
@@ -50,7 +55,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c \
-	    user/rules.c user/police.c
+	    user/rules.c user/police.c \
+	    user/sched.c user/validate.c user/lock.c user/confirm.c user/dryrun.c \
+	    user/prom.c user/exporter.c user/watch.c
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
@@ -58,7 +65,7 @@ QOSCTL := $(OUTPUT)/qosctl
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo vmcheck install selftests bench-classifier
 
-all: $(QOSCTL) selftests
+all: $(QOSCTL) $(OUTPUT)/qosctl.8 selftests
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -132,10 +139,26 @@ vmcheck:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/vmcheck.sh $(ABS_OUTPUT) $(KERNELS)
 
-install: $(QOSCTL)
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles
-	install -m 0755 $(QOSCTL) $(DESTDIR)$(PREFIX)/sbin/qosctl
+$(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
+	$(call msg,RST2MAN,$@)
+	$(Q)$(RST2MAN) --exit-status=warning $< $@
+
+$(OUTPUT)/qosctl@.service: systemd/qosctl@.service.in | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+
+# The BPF object is embedded in qosctl; the installed copy is for bpftool
+# and for reading, not loaded from there.
+install: $(QOSCTL) $(OUTPUT)/qosctl.8 $(OUTPUT)/qosctl@.service
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles \
+		$(DESTDIR)$(PREFIX)/lib/qosctl $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(PREFIX)/share/doc/qosctl
+	install -m 0755 $(QOSCTL) $(DESTDIR)$(SBINDIR)/qosctl
 	install -m 0644 tc-profiles/* $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles/
+	install -m 0644 $(OUTPUT)/qos.bpf.o $(DESTDIR)$(PREFIX)/lib/qosctl/qos.bpf.o
+	install -m 0644 $(OUTPUT)/qosctl.8 $(DESTDIR)$(MANDIR)/man8/qosctl.8
+	install -m 0644 $(OUTPUT)/qosctl@.service $(DESTDIR)$(UNITDIR)/qosctl@.service
+	install -m 0644 systemd/IFACE.conf.example $(DESTDIR)$(PREFIX)/share/doc/qosctl/
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

@@ -99,7 +99,17 @@ struct qos_cfg {
 	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */
 	/* Policer of each class in qos_policers, 0 = not policed. */
 	__u16 class_policer[QOS_MAX_CLASSES];
+	/* Routing and neighbour traffic that must survive congestion: the
+	 * class of IPv6 ND/RA (ICMPv6 133-137) and, at egress, of frames that
+	 * are not IP (ARP). 0 leaves them to the DSCP table / qdisc default. */
+	__u32 nd_class;
+	__u32 nonip_class;
+	/* Egress rewrite per family and class (a domain border downgrading
+	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
+	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
 };
+
+#define QOS_REMARK_F		0x80
 
 /*
  * What qosctl installed, kept in a pinned map so that every later qosctl

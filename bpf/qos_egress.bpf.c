@@ -18,6 +18,7 @@
 #include "lib/classify.h"
 #include "lib/parse.h"
 #include "lib/rules.h"
+#include "lib/dscp.h"
 
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
@@ -26,7 +27,8 @@ int qos_egress(struct __sk_buff *skb)
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
-	__u32 cls;
+	__u32 cls, verdict;
+	__u8 remark;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -38,6 +40,10 @@ int qos_egress(struct __sk_buff *skb)
 	ret = qos_parse_skb(skb, &pkt);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
+		/* ARP must not queue behind a flood either. */
+		if (ret == QOS_UNP_NON_IP && cfg->nonip_class &&
+		    cfg->classid[cfg->nonip_class & (QOS_MAX_CLASSES - 1)])
+			skb->priority = cfg->classid[cfg->nonip_class & (QOS_MAX_CLASSES - 1)];
 		return TC_ACT_UNSPEC;
 	}
 
@@ -48,11 +54,17 @@ int qos_egress(struct __sk_buff *skb)
 			qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
 			return TC_ACT_UNSPEC;
 		}
-		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) : qos_classify_dscp(cfg, &pkt);
+		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) :
+			     qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
 	}
 	if (cfg->classid[cls])
 		skb->priority = cfg->classid[cls];
-	qos_count(QOS_DIR_EGRESS, cls, pkt.family, QOS_V_PASS, len);
+	verdict = QOS_V_PASS;
+	remark = cfg->egress_remark[pkt.table & 1][cls];
+	if ((remark & QOS_REMARK_F) && pkt.dscp != (remark & (QOS_DSCP_MAX - 1)) &&
+	    !qos_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
+		verdict = QOS_V_REMARK;
+	qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 	return TC_ACT_UNSPEC;
 }
 

@@ -73,9 +73,12 @@ static void rollback(struct txn *t, struct qos_bpf *obj, struct nl_sock *sk,
 		qos_police_restore(t->police_fd, t->old_police);
 	if (t->tree_removed)
 		qos_tree_sync(sk, t->ifindex, &t->old, true);
-	if (t->tree_done || t->fresh_tree) {
+	if (t->tree_done) {
 		if (t->fresh_tree) {
 			qos_tree_remove(sk, t->ifindex, t->meta.qdisc_handle);
+			/* The new root replaced the old tree: build it again. */
+			if (t->have_old)
+				qos_tree_sync(sk, t->ifindex, &t->old, true);
 		} else {
 			qos_tree_sync(sk, t->ifindex, &t->old, false);
 			qos_tree_prune(sk, t->ifindex, &t->old, &t->meta);
@@ -100,7 +103,8 @@ static int check_root(struct nl_sock *sk, struct txn *t, const char *ifname, cha
 		/* Ours: change in place unless the new profile moves the handle
 		 * or the default class (HTB cannot change its defcls). */
 		t->fresh_tree = t->meta.qdisc_handle != t->old.qdisc_handle ||
-				t->meta.default_class != t->old.default_class;
+				t->meta.default_class != t->old.default_class ||
+				t->meta.sched != t->old.sched;
 		return 0;
 	}
 	if (!ri.present || ri.is_default) {

@@ -178,12 +178,9 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	if (!strcmp(key, "description")) {
 		snprintf(p->description, sizeof(p->description), "%s", v);
 	} else if (!strcmp(key, "scheduler")) {
-		if (!strcmp(v, "htb"))
-			p->sched = QOS_SCHED_HTB;
-		else if (!strcmp(v, "none"))
-			p->sched = QOS_SCHED_NONE;	/* police only, no qdisc */
-		else
-			return fail(c, key, "'%s' is not supported (htb, none)", v);
+		if (qos_sched_parse(v, &p->sched))
+			return fail(c, key, "'%s' is not supported (htb, prio, tbf, none)", v);
+		p->sched_line = c->line;
 	} else if (!strcmp(key, "default")) {
 		snprintf(p->default_class, sizeof(p->default_class), "%s", v);
 		p->default_line = c->line;
@@ -207,6 +204,14 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	} else if (!strcmp(key, "leaf-delay")) {
 		if (qos_parse_time(v, &p->leaf_delay_ns))
 			return fail(c, key, "'%s' is not a time (e.g. 20ms)", v);
+	} else if (!strcmp(key, "nd-class")) {
+		snprintf(p->nd_class, sizeof(p->nd_class), "%s", v);
+		p->nd_line = c->line;
+	} else if (!strcmp(key, "non-ip-class")) {
+		snprintf(p->nonip_class, sizeof(p->nonip_class), "%s", v);
+		p->nonip_line = c->line;
+	} else if (!strcmp(key, "priority-max")) {
+		return parse_bw(c, key, v, &p->priority_max);
 	} else {
 		return fail(c, key, "unknown key in [profile]");
 	}
@@ -230,6 +235,7 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 			return fail(c, key, "'%s' is not a priority (0-%d, 0 first)", v,
 				    QOS_HTB_PRIO_MAX);
 		cl->prio = u;
+		cl->prio_line = c->line;
 	} else if (!strcmp(key, "rate")) {
 		return parse_bw(c, key, v, &cl->rate);
 	} else if (!strcmp(key, "ceil")) {
@@ -254,14 +260,42 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 		if (qos_parse_u32(v, &u) || !u)
 			return fail(c, key, "'%s' is not a queue limit (packets or bytes)", v);
 		cl->limit = u;
+		cl->limit_line = c->line;
 	} else if (!strcmp(key, "burst")) {
 		if (qos_parse_size(v, &cl->burst))
 			return fail(c, key, "'%s' is not a size (e.g. 1514, 64kb)", v);
+		cl->burst_line = c->line;
 	} else if (!strncmp(key, "police-", 7)) {
 		char msg[160];
 
 		if (qos_police_parse_key(&cl->police, key, v, c->line, msg, sizeof(msg)))
 			return fail(c, key, "%s", msg);
+	} else if (!strcmp(key, "egress-remark") || !strcmp(key, "egress-remark4") ||
+		   !strcmp(key, "egress-remark6")) {
+		uint8_t d;
+
+		if (qos_parse_dscp(v, &d))
+			return fail(c, key, "'%s' is not a DSCP (0-63, ef, csN, afXY, le, va)", v);
+		if (strcmp(key, "egress-remark6"))
+			cl->remark[QOS_TABLE_IPV4] = QOS_REMARK_F | d;
+		if (strcmp(key, "egress-remark4"))
+			cl->remark[QOS_TABLE_IPV6] = QOS_REMARK_F | d;
+		cl->remark_line = c->line;
+	} else if (!strcmp(key, "bounded") || !strcmp(key, "isolated")) {
+		bool yes = !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1");
+
+		if (!yes && strcmp(v, "no") && strcmp(v, "false") && strcmp(v, "0"))
+			return fail(c, key, "'%s' is not yes or no", v);
+		if (!strcmp(key, "bounded"))
+			cl->bounded = yes;
+		else
+			cl->isolated = yes;
+		cl->cbq_line = c->line;
+	} else if (!strcmp(key, "maxburst")) {
+		if (qos_parse_u32(v, &u) || !u || u > 10000)
+			return fail(c, key, "'%s' is not a packet count (1-10000)", v);
+		cl->maxburst = u;
+		cl->cbq_line = c->line;
 	} else {
 		return fail(c, key, "unknown key in [class %s]", cl->name);
 	}
@@ -512,7 +546,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 			 p->path, ret);
 		return -EINVAL;
 	}
-	return check_profile(p, err, errlen);
+	return check_profile(p, err, errlen) ?: qos_profile_check_ext(p, err, errlen);
 }
 
 void qos_profile_free(struct qos_profile *p)
@@ -584,7 +618,7 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 				    qos_fmt_rate(sum, a, sizeof(a)),
 				    qos_fmt_rate(link_bps, b, sizeof(b)));
 	}
-	return 0;
+	return qos_profile_check_shares(p, plan, link_bps, err, errlen);
 }
 
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
@@ -603,12 +637,18 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 		const struct qos_class_spec *cl = &p->classes[i];
 
 		if (p->sched != QOS_SCHED_NONE)
-			cfg->classid[cl->id] = qos_classid(p->handle_major, cl->id);
+			cfg->classid[cl->id] = qos_profile_classid(p, cl);
 		if (cl->police.set)
 			cfg->class_policer[cl->id] = cl->id;
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			cfg->egress_remark[t][cl->id] = cl->remark[t];
 		for (t = 0; t < QOS_TABLE_MAX; t++)
 			for (d = 0; d < QOS_DSCP_MAX; d++)
 				if (cl->dscp[t] & (1ULL << d))
 					cfg->dscp_class[t][d] = cl->id;
 	}
+	if (p->nd_class[0])
+		cfg->nd_class = qos_profile_class(p, p->nd_class)->id;
+	if (p->nonip_class[0])
+		cfg->nonip_class = qos_profile_class(p, p->nonip_class)->id;
 }

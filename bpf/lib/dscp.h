@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * DSCP rewrite, shared by rule actions and policer remarking.
+ * DSCP rewrite, shared by rule actions, policer remarks and the egress
+ * rewrite at a domain border.
  */
 #ifndef __QOS_LIB_DSCP_H
 #define __QOS_LIB_DSCP_H
@@ -11,6 +12,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "../qos_common.h"
+#include "parse.h"
 
 /*
  * Set the DSCP of the IP header at @off (IPv4 or IPv6 per @table), leaving
@@ -44,6 +46,18 @@ static __always_inline int qos_dscp_rewrite(struct __sk_buff *skb, __u32 off, __
 	/* No IPv6 header checksum, and the transport checksum does not cover
 	 * the Traffic Class; only a CHECKSUM_COMPLETE skb->csum must follow. */
 	return bpf_skb_store_bytes(skb, off, &new, sizeof(new), BPF_F_RECOMPUTE_CSUM);
+}
+
+/*
+ * Rewrite the DSCP of the header @pkt was classified on: the IPv4 or IPv6
+ * header, and for IPv6-in-IPv4 the inner IPv6 header (the tunnel's outer
+ * header is the tunnel owner's). Used by policer remarks and the egress
+ * rewrite of a domain border. Returns 0 or a negative error.
+ */
+static __always_inline int qos_remark(struct __sk_buff *skb, const struct qos_pkt *pkt,
+				      __u8 dscp)
+{
+	return qos_dscp_rewrite(skb, pkt->l3_off, pkt->table, dscp);
 }
 
 #endif /* __QOS_LIB_DSCP_H */

@@ -30,17 +30,6 @@
 #include "parse.h"
 #include "tb.h"
 
-/*
- * Rewrite the DSCP of the header the packet was classified on: the IPv4 or
- * IPv6 header, and for IPv6-in-IPv4 the inner IPv6 header (the tunnel's
- * outer header is the tunnel owner's). Returns 0 or a negative error.
- */
-static __always_inline int qos_remark(struct __sk_buff *skb, const struct qos_pkt *pkt,
-				      __u8 dscp)
-{
-	return qos_dscp_rewrite(skb, pkt->l3_off, pkt->table, dscp);
-}
-
 static __always_inline void qos_police_count(__u32 idx, __u32 fam, __u32 color, __u32 len)
 {
 	__u32 key = qos_police_stats_key(idx, fam, color);
