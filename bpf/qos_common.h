@@ -133,6 +133,12 @@ enum qos_leaf {
 #define QOS_META_VERSION	1
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
+/*
+ * An apply is under way or died half-way: besides what this record
+ * describes, the root qdisc pending_handle and whatever program sits at
+ * qosctl's filter handle may be ours. See Documentation/reliability.rst.
+ */
+#define QOS_META_F_PENDING	(1U << 2)
 
 struct qos_meta_class {
 	char name[QOS_CLASS_NAME_LEN];
@@ -155,7 +161,7 @@ struct qos_meta {
 	__u32 nclasses;
 	__u32 default_class;	/* class id unclassified packets get */
 	__u32 prog_id[QOS_DIR_MAX];
-	__u32 pad;
+	__u32 pending_handle;	/* root qdisc an unfinished apply may have built */
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];

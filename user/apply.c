@@ -6,6 +6,10 @@
  * programs, build the qdisc tree, write the configuration map, attach the
  * programs, record what was done in the meta map. Every step before the
  * last has an undo; the undo runs in reverse on the first failure.
+ *
+ * The undo cannot run when qosctl is killed, so before the first change to
+ * the kernel the meta map is written with QOS_META_F_PENDING and what the
+ * apply may install; remove and the next apply tear that down.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -88,18 +92,10 @@ static void rollback(struct txn *t, struct qos_bpf *obj, struct nl_sock *sk,
 		qos_bpf_unpin(obj, pin_dir);
 }
 
-static int check_root(struct nl_sock *sk, struct txn *t, const char *ifname, char *err,
-		      size_t errlen)
+static int check_root(const struct qos_root_info *ri, struct txn *t, const char *ifname,
+		      char *err, size_t errlen)
 {
-	struct qos_root_info ri;
-	int ret;
-
-	ret = qos_root_info(sk, t->ifindex, &ri);
-	if (ret) {
-		snprintf(err, errlen, "dev %s: cannot read qdiscs: %s", ifname, strerror(-ret));
-		return ret;
-	}
-	if (t->have_old && ri.present && ri.handle == t->old.qdisc_handle) {
+	if (t->have_old && ri->present && ri->handle == t->old.qdisc_handle) {
 		/* Ours: change in place unless the new profile moves the handle
 		 * or the default class (HTB cannot change its defcls). */
 		t->fresh_tree = t->meta.qdisc_handle != t->old.qdisc_handle ||
@@ -107,14 +103,73 @@ static int check_root(struct nl_sock *sk, struct txn *t, const char *ifname, cha
 				t->meta.sched != t->old.sched;
 		return 0;
 	}
-	if (!ri.present || ri.is_default) {
+	if (!ri->present || ri->is_default) {
 		t->fresh_tree = true;
 		return 0;
 	}
 	snprintf(err, errlen,
 		 "dev %s: root qdisc %s %x: was not installed by qosctl; remove it first",
-		 ifname, ri.kind, ri.handle >> 16);
+		 ifname, ri->kind, ri->handle >> 16);
 	return -EBUSY;
+}
+
+/*
+ * Record, before the kernel changes, everything this apply may install on
+ * top of the old state: the new root qdisc, the clsact qdisc if there is
+ * none yet, the programs at qosctl's filter handle (their ids are not known
+ * before they are attached).
+ */
+static int write_journal(const struct txn *t, const struct qos_root_info *ri, bool tree,
+			 const struct qos_maps *m)
+{
+	struct qos_meta j = t->have_old ? t->old : t->meta;
+
+	if (!t->have_old) {
+		j.flags = 0;
+		memset(j.prog_id, 0, sizeof(j.prog_id));
+	}
+	j.flags |= QOS_META_F_PENDING;
+	if (!ri->clsact)
+		j.flags |= QOS_META_F_CLSACT;
+	j.pending_handle = tree ? t->meta.qdisc_handle : 0;
+	return qos_meta_write(m->meta, &j);
+}
+
+/*
+ * Remove from @ifindex what @meta says qosctl installed; for an apply that
+ * never finished, also what it may have added.
+ */
+static int teardown(int ifindex, const struct qos_meta *meta, const char *ifname, char *err,
+		    size_t errlen)
+{
+	bool pending = meta->flags & QOS_META_F_PENDING;
+	uint32_t handles[2] = {
+		meta->flags & QOS_META_F_ROOT ? meta->qdisc_handle : 0,
+		pending ? meta->pending_handle : 0,
+	};
+	struct nl_sock *sk = NULL;
+	unsigned int i;
+	int ret;
+
+	/* The programs a dead apply attached are not in @meta. */
+	ret = qos_bpf_detach(ifindex, pending ? NULL : meta->prog_id,
+			     meta->flags & QOS_META_F_CLSACT);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: detaching programs: %s", ifname, strerror(-ret));
+		return ret;
+	}
+	ret = qos_nl_open(&sk);
+	for (i = 0; !ret && i < ARRAY_SIZE(handles); i++) {
+		if (handles[i])
+			ret = qos_tree_remove(sk, ifindex, handles[i]);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	qos_nl_close(sk);
+	if (ret)
+		snprintf(err, errlen, "dev %s: removing the qdisc tree: %s", ifname,
+			 strerror(-ret));
+	return ret;
 }
 
 /*
@@ -163,6 +218,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 {
 	struct qos_class_plan plan[QOS_MAX_CLASSES];
 	static struct qos_profile p;
+	struct qos_root_info ri;
 	struct qos_bpf *obj = NULL;
 	struct nl_sock *sk = NULL;
 	struct txn t = {};
@@ -203,6 +259,14 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 				     t.old.version == QOS_META_VERSION &&
 				     t.old.ifindex == (uint32_t)t.ifindex;
 			qos_maps_close(&old);
+			if (t.have_old && (t.old.flags & QOS_META_F_PENDING)) {
+				/* A killed apply: start from a clean interface. */
+				qos_dbg("unfinished apply on %s: torn down", ifname);
+				ret = teardown(t.ifindex, &t.old, ifname, err, errlen);
+				if (ret)
+					return ret;
+				t.have_old = false;
+			}
 			if (!t.have_old) {
 				/* Left by an interface of the same name that is
 				 * gone, or by a killed qosctl: nothing to keep. */
@@ -230,7 +294,12 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
-	ret = tree ? check_root(sk, &t, ifname, err, errlen) : 0;
+	ret = qos_root_info(sk, t.ifindex, &ri);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: cannot read qdiscs: %s", ifname, strerror(-ret));
+		goto out;
+	}
+	ret = tree ? check_root(&ri, &t, ifname, err, errlen) : 0;
 	if (ret)
 		goto out;
 
@@ -252,10 +321,18 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 	qos_bpf_maps(obj, &m);
 	if (t.have_old && qos_cfg_read(m.cfg, &t.old_cfg))
 		t.have_old = false;
+	qos_fault_point("after-load");
+
+	ret = write_journal(&t, &ri, tree, &m);
+	if (ret) {
+		snprintf(err, errlen, "writing the meta map: %s", strerror(-ret));
+		goto fail;
+	}
 
 	ret = apply_rules(&t, &p, pin_dir, err, errlen);
 	if (ret)
 		goto fail;
+	qos_fault_point("after-rules");
 
 	ret = tree ? qos_tree_sync(sk, t.ifindex, &t.meta, t.fresh_tree) : 0;
 	t.tree_done = tree;
@@ -264,6 +341,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 			 strerror(-ret));
 		goto fail;
 	}
+	qos_fault_point("after-tree");
 
 	/* Policers before the configuration that points at them. */
 	for (i = 0; i < p.nclasses; i++)
@@ -282,6 +360,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 		snprintf(err, errlen, "writing the configuration map: %s", strerror(-ret));
 		goto fail;
 	}
+	qos_fault_point("after-cfg");
 
 	ret = qos_bpf_attach(obj, t.ifindex, &t.clsact_created, t.meta.prog_id);
 	t.attach_done = true;
@@ -289,6 +368,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 		snprintf(err, errlen, "dev %s: attaching to clsact: %s", ifname, strerror(-ret));
 		goto fail;
 	}
+	qos_fault_point("after-attach");
 	t.meta.flags = tree ? QOS_META_F_ROOT : 0;
 	if (t.clsact_created || (t.have_old && (t.old.flags & QOS_META_F_CLSACT)))
 		t.meta.flags |= QOS_META_F_CLSACT;
@@ -310,6 +390,7 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 		}
 		t.tree_removed = !ret;
 	}
+	qos_fault_point("after-prune");
 
 	ret = qos_meta_write(m.meta, &t.meta);
 	if (ret) {
@@ -320,6 +401,8 @@ int qos_apply(const char *profile_name, const char *ifname, uint64_t link_bps,
 
 fail:
 	rollback(&t, obj, sk, pin_dir, &m);
+	if (t.have_old)
+		qos_meta_write(m.meta, &t.old);
 out:
 	qos_rules_free(&t.rules_old);
 	qos_rules_free(&t.rules_new);
@@ -332,7 +415,6 @@ out:
 
 int qos_remove(const char *ifname, char *err, size_t errlen)
 {
-	struct nl_sock *sk = NULL;
 	struct qos_meta meta;
 	struct qos_maps m;
 	int ifindex, ret;
@@ -348,32 +430,17 @@ int qos_remove(const char *ifname, char *err, size_t errlen)
 	ret = qos_meta_read(m.meta, &meta);
 	qos_maps_close(&m);
 	if (ret || meta.version != QOS_META_VERSION) {
-		/* An apply that died before recording itself: its own
-		 * rollback never ran, so only the pins can be ours. */
+		/* An apply that died before its journal: it changed nothing
+		 * but the pins. */
 		qos_pins_remove(ifname);
 		return 0;
 	}
 
 	ifindex = if_nametoindex(ifname);
 	if (ifindex && (uint32_t)ifindex == meta.ifindex) {
-		ret = qos_bpf_detach(ifindex, meta.prog_id, meta.flags & QOS_META_F_CLSACT);
-		if (ret) {
-			snprintf(err, errlen, "dev %s: detaching programs: %s", ifname,
-				 strerror(-ret));
+		ret = teardown(ifindex, &meta, ifname, err, errlen);
+		if (ret)
 			return ret;
-		}
-		ret = qos_nl_open(&sk);
-		if (!ret && (meta.flags & QOS_META_F_ROOT)) {
-			ret = qos_tree_remove(sk, ifindex, meta.qdisc_handle);
-			if (ret == -ENOENT)
-				ret = 0;
-		}
-		qos_nl_close(sk);
-		if (ret) {
-			snprintf(err, errlen, "dev %s: removing the qdisc tree: %s", ifname,
-				 strerror(-ret));
-			return ret;
-		}
 	}
 	ret = qos_pins_remove(ifname);
 	if (ret)

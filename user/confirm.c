@@ -91,6 +91,7 @@ int qos_confirm_prepare(const char *ifname, struct qos_confirm *c, char *err, si
 		return 0;
 	c->have_old = !qos_meta_read(m.meta, &c->old) && !qos_cfg_read(m.cfg, &c->old_cfg) &&
 		      c->old.version == QOS_META_VERSION &&
+		      !(c->old.flags & QOS_META_F_PENDING) &&
 		      c->old.ifindex == if_nametoindex(ifname);
 	qos_maps_close(&m);
 	for (d = 0; c->have_old && d < QOS_DIR_MAX; d++) {

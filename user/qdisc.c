@@ -187,6 +187,9 @@ int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri)
 		snprintf(ri->kind, sizeof(ri->kind), "%s", rtnl_tc_get_kind(TC_CAST(q)) ?: "");
 		rtnl_qdisc_put(q);
 	}
+	q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_CLSACT);
+	ri->clsact = q;
+	rtnl_qdisc_put(q);
 	nl_cache_free(cache);
 	return 0;
 }

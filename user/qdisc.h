@@ -14,6 +14,7 @@ struct qos_root_info {
 	bool is_default;	/* kernel-created default root (handle 0:) */
 	uint32_t handle;
 	char kind[16];
+	bool clsact;		/* a clsact (or ingress) qdisc exists */
 };
 
 struct qos_class_stats {

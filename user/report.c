@@ -38,7 +38,8 @@ int qos_report_read(const char *ifname, struct qos_report *r, char *err, size_t 
 	}
 	ret = qos_meta_read(m.meta, &r->meta);
 	ret = ret ?: qos_cfg_read(m.cfg, &r->cfg);
-	if (ret || r->meta.version != QOS_META_VERSION) {
+	if (ret || r->meta.version != QOS_META_VERSION ||
+	    (r->meta.flags & QOS_META_F_PENDING)) {
 		snprintf(err, errlen, "dev %s: incomplete qosctl state (run apply or remove)",
 			 ifname);
 		qos_maps_close(&m);
