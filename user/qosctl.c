@@ -44,9 +44,9 @@ struct args {
 	const char *rate;
 };
 
-static int usage(FILE *f)
+static int usage(void)
 {
-	fprintf(f,
+	printf(
 		"Usage: qosctl [-v] [-j] [-s] COMMAND ...\n"
 		"  qosctl apply PROFILE dev IFACE rate RATE [--dry-run | --confirm SECONDS]\n"
 		"  qosctl confirm dev IFACE\n"
@@ -64,7 +64,7 @@ static int usage(FILE *f)
 		"  qosctl rule list dev IFACE [-j]\n"
 		"PROFILE is a name from the profile directories or a path; RATE as in tc\n"
 		"(100mbit, 1gbit). -j prints JSON, -s more counters, -v libbpf's log.\n");
-	return f == stderr ? 1 : 0;
+	return 0;
 }
 
 enum { ARG_DEV = 1, ARG_RATE = 2 };
@@ -489,7 +489,10 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jsvhV", opts, NULL)) != -1) {
+	/* Errors are one "qosctl: " line, like every other error: getopt's
+	 * own messages are off (opterr, and ':' to tell a missing value). */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jsvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			opt_json = true;
@@ -501,7 +504,7 @@ int main(int argc, char **argv)
 			qos_verbose = true;
 			break;
 		case 'h':
-			return usage(stdout);
+			return usage();
 		case 'V':
 			printf("qosctl %s (libbpf %s)\n", QOSCTL_VERSION, libbpf_version_string());
 			return 0;
@@ -526,16 +529,25 @@ int main(int argc, char **argv)
 		case OPT_LISTEN:
 			opt_listen = optarg;
 			break;
+		case ':':
+			qos_err("option '%s' needs a value", argv[optind - 1]);
+			return 1;
 		default:
-			return usage(stderr);
+			if (optopt)
+				qos_err("unknown option '-%c' (try 'qosctl help')", optopt);
+			else
+				qos_err("unknown option '%s' (try 'qosctl help')", argv[optind - 1]);
+			return 1;
 		}
 	}
 	libbpf_set_print(print_libbpf);
 
-	if (optind >= argc)
-		return usage(stderr);
+	if (optind >= argc) {
+		qos_err("missing command (try 'qosctl help')");
+		return 1;
+	}
 	if (!strcmp(argv[optind], "help"))
-		return usage(stdout);
+		return usage();
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[optind], cmds[i].name))
 			return cmds[i].fn(argc - optind - 1, argv + optind + 1) ? 1 : 0;
