@@ -9,6 +9,12 @@
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
 
+SANITIZE ?=
+# A sanitized build goes to its own directory: make does not track flags,
+# and a mix of instrumented and plain objects would not link.
+ifneq ($(SANITIZE),)
+OUTPUT ?= .output-san
+endif
 OUTPUT ?= .output
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
@@ -16,7 +22,6 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 RST2MAN ?= rst2man
-SANITIZE ?=
 V ?= 0
 
 CLANG ?= clang

@@ -23,7 +23,14 @@
 
 #define PKT_MAX 2048
 
+/*
+ * The two bytes before buf put the header after a 14-byte Ethernet header
+ * (and after any number of 4-byte VLAN tags) on a 4-byte boundary, as
+ * NET_IP_ALIGN does for the kernel, so the tests may access iphdr and
+ * ipv6hdr fields in place.
+ */
 struct pkt {
+	uint8_t ip_align[2];
 	uint8_t buf[PKT_MAX];
 	size_t len;
 	size_t l3;		/* offset of the last IP header started */
@@ -204,6 +211,7 @@ struct run_result {
 	int err;		/* of bpf_prog_test_run_opts() */
 	int retval;		/* the program's return value */
 	struct __sk_buff ctx;	/* skb fields after the run */
+	uint8_t ip_align[2];	/* as in struct pkt */
 	uint8_t out[PKT_MAX];
 	uint32_t out_len;
 };

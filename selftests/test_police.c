@@ -231,7 +231,7 @@ TEST_F(police, remark_ipv4)
 {
 	static const enum shape shapes[] = { V4, V4_OPT };
 	const struct qos_police_action remark = { QOS_PA_REMARK, 10 };
-	static uint8_t want[PKT_MAX];
+	static struct pkt want;	/* for its aligned buf */
 	static struct run_result r;
 	static struct pkt p;
 	unsigned int s;
@@ -254,10 +254,10 @@ TEST_F(police, remark_ipv4)
 		EXPECT_EQ(0, ip_csum(ip, ip->ihl * 4)) TH_LOG("IPv4 header checksum invalid");
 		EXPECT_NE(((const struct iphdr *)(p.buf + ETH_HLEN))->check, ip->check);
 		/* Apart from TOS and checksum, the bytes are the same. */
-		memcpy(want, p.buf, p.len);
-		((struct iphdr *)(want + ETH_HLEN))->tos = ip->tos;
-		((struct iphdr *)(want + ETH_HLEN))->check = ip->check;
-		EXPECT_EQ(0, memcmp(want, r.out, p.len));
+		memcpy(want.buf, p.buf, p.len);
+		((struct iphdr *)(want.buf + ETH_HLEN))->tos = ip->tos;
+		((struct iphdr *)(want.buf + ETH_HLEN))->check = ip->check;
+		EXPECT_EQ(0, memcmp(want.buf, r.out, p.len));
 	}
 	EXPECT_EQ(2, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_REMARK));
 	EXPECT_EQ(2, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS));

@@ -1004,8 +1004,10 @@ int qos_rule_cmd_list(FILE *f, const char *dev, bool json, char *err, size_t err
 	ret = ctx_open(&c, dev, true, err, errlen);
 	if (ret)
 		return ret;
-	/* In the order the data path decides overlaps. */
-	qsort(c.cur.r, c.cur.n, sizeof(*c.cur.r), rule_order);
+	/* In the order the data path decides overlaps. No rules: no array,
+	 * and qsort() must not be handed NULL. */
+	if (c.cur.n)
+		qsort(c.cur.r, c.cur.n, sizeof(*c.cur.r), rule_order);
 	if (json) {
 		json_object *a = json_object_new_array();
 
