@@ -8,6 +8,7 @@
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
+#   make fuzz         fuzz the profile parser for FUZZ_SECONDS (libFuzzer)
 
 SANITIZE ?=
 # A sanitized build goes to its own directory: make does not track flags,
@@ -68,9 +69,20 @@ LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install selftests bench-classifier
+.PHONY: all clean deps check demo vmcheck install selftests bench-classifier fuzz
 
-all: $(QOSCTL) $(OUTPUT)/qosctl.8 selftests
+# libFuzzer needs clang's fuzzer runtime (libclang-rt-14-dev on Debian 12):
+# probed, so a machine without it still builds everything else.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	       -std=gnu11 -I$(OUTPUT) -Iuser -DQOS_PROFILE_DIRS='""'
+FUZZ_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(LIB_SRCS))
+FUZZ_PROFILE := $(OUTPUT)/fuzz/fuzz_profile
+HAVE_FUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+		 $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo 1)
+
+all: $(QOSCTL) $(OUTPUT)/qosctl.8 selftests $(if $(HAVE_FUZZER),$(FUZZ_PROFILE))
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -116,6 +128,30 @@ selftests: $(QOSCTL) $(LIBQOS) $(OUTPUT)/kselftest/kselftest_harness.h
 	$(Q)$(MAKE) --no-print-directory -C selftests OUTPUT=$(ABS_OUTPUT)/selftests \
 		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) V=$(V)
 
+$(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+$(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
+	      $(OUTPUT)/qos.skel.h | $(OUTPUT)/fuzz
+	$(call msg,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(PC_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/fuzz/libqos.a: $(FUZZ_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(FUZZ_PROFILE): fuzz/fuzz_profile.c $(OUTPUT)/fuzz/libqos.a
+	$(call msg,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PC_CFLAGS) $< $(OUTPUT)/fuzz/libqos.a \
+		$(PC_LIBS) -lm -o $@
+
+# The corpus grows in the output directory; tc-profiles/ seeds it.
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_PROFILE)
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)$(FUZZ_PROFILE) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -dict=fuzz/profile.dict \
+		$(OUTPUT)/fuzz/corpus tc-profiles
+
 deps:
 	$(Q)scripts/install-deps.sh
 
@@ -133,7 +169,8 @@ bench-classifier: deps
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -C selftests run_tests OUTPUT=$(ABS_OUTPUT)/selftests \
-		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE)
+		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) \
+		FUZZ_PROFILE=$(if $(HAVE_FUZZER),$(abspath $(FUZZ_PROFILE)))
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)

@@ -15,9 +15,10 @@ want_vm=0
 
 # Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
 # libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
-# harness headers, docutils for the man page, gnuplot for the experiment plots.
+# harness headers, docutils for the man page, gnuplot for the experiment plots,
+# clang's runtime for libFuzzer (make fuzz).
 pkgs=(
-	make gcc clang llvm pkg-config
+	make gcc clang llvm pkg-config libclang-rt-14-dev
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
 	linux-source-6.12 xz-utils
