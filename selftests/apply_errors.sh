@@ -214,10 +214,9 @@ apply_fails "re-apply of a missing profile path keeps the applied state" "$D3" \
 apply_fails "re-apply with rate too low for the classes keeps the applied state" "$D3" \
 	"rate" -- pip-20pct dev "$D3" rate 10bit
 
-# Valid INI, but the tree cannot be built: the root handle 16: is also the
-# leaf qdisc handle of class id 6 (leaves are 1N: for class id N). The
-# failure comes after the new root has replaced the old one, so this
-# exercises the rollback of the qdisc tree.
+# The root handle 16: would also be the leaf qdisc handle of class id 6
+# (leaves are 1N: for class id N): refused before anything changes. The
+# rollback of a tree that fails half-built is exercised by the fault tests.
 P=$TMP/handle-clash
 cat >"$P" <<'EOF'
 [profile]
@@ -242,8 +241,8 @@ dscp = 8
 priority = 2
 rate = 10%
 EOF
-apply_fails "re-apply failing while building the tree keeps the applied state" "$D3" \
-	"$D3" -- "$P" dev "$D3" rate 100mbit
+apply_fails "re-apply with a root handle taken by a leaf keeps the applied state" "$D3" \
+	"handle-clash:4: handle" -- "$P" dev "$D3" rate 100mbit
 
 RET=0
 qosctl_ns "$NS" remove dev "$D3"
