@@ -242,7 +242,7 @@ priority = 2
 rate = 10%
 EOF
 apply_fails "re-apply with a root handle taken by a leaf keeps the applied state" "$D3" \
-	"handle-clash:4: handle" -- "$P" dev "$D3" rate 100mbit
+	"handle-clash:3: handle" -- "$P" dev "$D3" rate 100mbit
 
 RET=0
 qosctl_ns "$NS" remove dev "$D3"
