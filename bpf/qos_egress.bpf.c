@@ -20,6 +20,25 @@
 #include "lib/rules.h"
 #include "lib/dscp.h"
 
+/*
+ * A packet the parser gave up on is queued in the default class by us rather
+ * than by the qdisc's own default, which HTB cannot change in place: a
+ * re-apply that moves the default class keeps its tree. ARP may have a class
+ * of its own so that it does not queue behind a flood.
+ */
+static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const struct qos_cfg *cfg,
+						int reason, __u32 len)
+{
+	__u32 cls;
+
+	qos_count_unparsed(QOS_DIR_EGRESS, reason, len);
+	cls = reason == QOS_UNP_NON_IP && cfg->nonip_class ? cfg->nonip_class :
+							     cfg->default_class;
+	cls &= QOS_MAX_CLASSES - 1;
+	if (cfg->classid[cls])
+		skb->priority = cfg->classid[cls];
+}
+
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
 {
@@ -39,11 +58,7 @@ int qos_egress(struct __sk_buff *skb)
 	 * per family. */
 	ret = qos_parse_skb(skb, &pkt);
 	if (ret != QOS_UNP_NONE) {
-		qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
-		/* ARP must not queue behind a flood either. */
-		if (ret == QOS_UNP_NON_IP && cfg->nonip_class &&
-		    cfg->classid[cfg->nonip_class & (QOS_MAX_CLASSES - 1)])
-			skb->priority = cfg->classid[cfg->nonip_class & (QOS_MAX_CLASSES - 1)];
+		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
 	}
 
@@ -51,7 +66,7 @@ int qos_egress(struct __sk_buff *skb)
 	if (cls == QOS_CLASS_NONE) {
 		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
 		if (ret != QOS_UNP_NONE) {
-			qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
+			qos_egress_unparsed(skb, cfg, ret, len);
 			return TC_ACT_UNSPEC;
 		}
 		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) :

@@ -97,9 +97,11 @@ static int check_root(const struct qos_root_info *ri, struct txn *t, const char 
 {
 	if (t->have_old && ri->present && ri->handle == t->old.qdisc_handle) {
 		/* Ours: change in place unless the new profile moves the handle
-		 * or the default class (HTB cannot change its defcls). */
+		 * or changes the scheduler. A new default class needs no new
+		 * tree: the egress program queues unclassified packets in it,
+		 * so HTB's own default (which it cannot change) no longer
+		 * matters once the programs run. */
 		t->fresh_tree = t->meta.qdisc_handle != t->old.qdisc_handle ||
-				t->meta.default_class != t->old.default_class ||
 				t->meta.sched != t->old.sched;
 		return 0;
 	}

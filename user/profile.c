@@ -196,6 +196,10 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	} else if (!strcmp(key, "handle")) {
 		if (qos_parse_u32(v, &u) || !u || u >= 0xffff)
 			return fail(c, key, "'%s' is not a qdisc major number (1-0xfffe)", v);
+		/* Leaf qdiscs take 0x11-0x1f (0x10 + class id). */
+		if (u > 0x10 && u < 0x10 + QOS_MAX_CLASSES)
+			return fail(c, key, "0x%x is taken by the leaf qdiscs (0x11-0x%x)", u,
+				    0x10 + QOS_MAX_CLASSES - 1);
 		p->handle_major = u;
 	} else if (!strcmp(key, "rules")) {
 		if (qos_parse_u32(v, &u) || u < 16 || u > QOS_RULES_MAX)
