@@ -62,6 +62,9 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 	unsigned int i;
 
 	switch (meta->sched) {
+	case QOS_SCHED_NONE:
+		/* Police only: the root qdisc is not touched. */
+		return;
 	case QOS_SCHED_TBF:
 		print_tbf(f, dev, "root", major, &meta->classes[0], meta->classes[0].rate_bps);
 		print_leaf(f, dev, major | 1, &meta->classes[0]);
