@@ -9,10 +9,22 @@
 #   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
 #   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments
 #   make install      PREFIX=/usr/local DESTDIR=
+#   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
+#   make fuzz         fuzz the profile parser for FUZZ_SECONDS (libFuzzer)
 
+SANITIZE ?=
+# A sanitized build goes to its own directory: make does not track flags,
+# and a mix of instrumented and plain objects would not link.
+ifneq ($(SANITIZE),)
+OUTPUT ?= .output-san
+endif
 OUTPUT ?= .output
 PREFIX ?= /usr/local
-SANITIZE ?=
+SBINDIR ?= $(PREFIX)/sbin
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
+RST2MAN ?= rst2man
 V ?= 0
 
 CLANG ?= clang
@@ -38,7 +50,7 @@ BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
 BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
-LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c
+LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 
@@ -50,17 +62,32 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c
+LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c \
+	    user/rules.c user/police.c \
+	    user/sched.c user/validate.c user/lock.c user/confirm.c user/dryrun.c \
+	    user/prom.c user/exporter.c user/watch.c
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install selftests bench experiments
+.PHONY: all clean deps check demo vmcheck install selftests bench-classifier fuzz bench \
+	experiments
 
-all: $(QOSCTL) selftests
+# libFuzzer needs clang's fuzzer runtime (libclang-rt-14-dev on Debian 12):
+# probed, so a machine without it still builds everything else.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	       -std=gnu11 -I$(OUTPUT) -Iuser -DQOS_PROFILE_DIRS='""'
+FUZZ_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(LIB_SRCS))
+FUZZ_PROFILE := $(OUTPUT)/fuzz/fuzz_profile
+HAVE_FUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+		 $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo 1)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user:
+all: $(QOSCTL) $(OUTPUT)/qosctl.8 selftests $(if $(HAVE_FUZZER),$(FUZZ_PROFILE))
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/bpf
@@ -77,7 +104,7 @@ $(OUTPUT)/qos.skel.h: $(OUTPUT)/qos.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name qos > $@
 
-$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h \
+$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
 	     $(OUTPUT)/qos.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@
@@ -104,13 +131,49 @@ selftests: $(QOSCTL) $(LIBQOS) $(OUTPUT)/kselftest/kselftest_harness.h
 	$(Q)$(MAKE) --no-print-directory -C selftests OUTPUT=$(ABS_OUTPUT)/selftests \
 		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) V=$(V)
 
+$(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+$(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
+	      $(OUTPUT)/qos.skel.h | $(OUTPUT)/fuzz
+	$(call msg,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(PC_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/fuzz/libqos.a: $(FUZZ_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(FUZZ_PROFILE): fuzz/fuzz_profile.c $(OUTPUT)/fuzz/libqos.a
+	$(call msg,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PC_CFLAGS) $< $(OUTPUT)/fuzz/libqos.a \
+		$(PC_LIBS) -lm -o $@
+
+# The corpus grows in the output directory; tc-profiles/ seeds it.
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_PROFILE)
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)$(FUZZ_PROFILE) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -dict=fuzz/profile.dict \
+		$(OUTPUT)/fuzz/corpus tc-profiles
+
 deps:
 	$(Q)scripts/install-deps.sh
+
+BENCH_CLASSIFIER := $(OUTPUT)/bench/bench_classifier
+
+$(BENCH_CLASSIFIER): bench/bench_classifier.c selftests/pkt.h $(LIBQOS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -Iselftests -DQOS_SRCDIR='"$(abspath .)"' $< $(LIBQOS) \
+		$(LDFLAGS) $(PC_LIBS) -lm -o $@
+
+bench-classifier: deps
+	$(Q)$(MAKE) --no-print-directory $(BENCH_CLASSIFIER)
+	$(Q)$(BENCH_CLASSIFIER) $(BENCH_ARGS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -C selftests run_tests OUTPUT=$(ABS_OUTPUT)/selftests \
-		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE)
+		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) \
+		FUZZ_PROFILE=$(if $(HAVE_FUZZER),$(abspath $(FUZZ_PROFILE)))
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
@@ -131,10 +194,26 @@ vmcheck:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/vmcheck.sh $(ABS_OUTPUT) $(KERNELS)
 
-install: $(QOSCTL)
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles
-	install -m 0755 $(QOSCTL) $(DESTDIR)$(PREFIX)/sbin/qosctl
+$(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
+	$(call msg,RST2MAN,$@)
+	$(Q)$(RST2MAN) --exit-status=warning $< $@
+
+$(OUTPUT)/qosctl@.service: systemd/qosctl@.service.in | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+
+# The BPF object is embedded in qosctl; the installed copy is for bpftool
+# and for reading, not loaded from there.
+install: $(QOSCTL) $(OUTPUT)/qosctl.8 $(OUTPUT)/qosctl@.service
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles \
+		$(DESTDIR)$(PREFIX)/lib/qosctl $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(PREFIX)/share/doc/qosctl
+	install -m 0755 $(QOSCTL) $(DESTDIR)$(SBINDIR)/qosctl
 	install -m 0644 tc-profiles/* $(DESTDIR)$(PREFIX)/share/qosctl/tc-profiles/
+	install -m 0644 $(OUTPUT)/qos.bpf.o $(DESTDIR)$(PREFIX)/lib/qosctl/qos.bpf.o
+	install -m 0644 $(OUTPUT)/qosctl.8 $(DESTDIR)$(MANDIR)/man8/qosctl.8
+	install -m 0644 $(OUTPUT)/qosctl@.service $(DESTDIR)$(UNITDIR)/qosctl@.service
+	install -m 0644 systemd/IFACE.conf.example $(DESTDIR)$(PREFIX)/share/doc/qosctl/
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

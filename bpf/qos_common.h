@@ -10,7 +10,9 @@
 #ifndef __QOS_COMMON_H
 #define __QOS_COMMON_H
 
+#include <linux/bpf.h>
 #include <linux/types.h>
+#include "lib/tb.h"
 
 /* Class 0 means "no class": the mark carries no class, leave skb->priority. */
 #define QOS_MAX_CLASSES		16
@@ -56,6 +58,9 @@ enum qos_unparsed {
 	QOS_UNP_NON_IP,		/* ARP, LLDP, MPLS, ... */
 	QOS_UNP_TRUNCATED,	/* shorter than the headers it announces */
 	QOS_UNP_BAD_HDR,	/* wrong IP version, IHL < 5, ... */
+	QOS_UNP_BAD_LEN,	/* IPv4 total / IPv6 payload length disagrees with the packet */
+	QOS_UNP_BAD_EXT,	/* IPv6 extension header where it may not be (Hop-by-Hop not first) */
+	QOS_UNP_EXT_CHAIN,	/* more IPv6 extension headers than the walk follows */
 	QOS_UNP_MAX,
 };
 
@@ -91,7 +96,20 @@ struct qos_cfg {
 	__u32 flags;
 	__u32 classid[QOS_MAX_CLASSES];
 	__u8 dscp_class[QOS_TABLE_MAX][QOS_DSCP_MAX];
+	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */
+	/* Policer of each class in qos_policers, 0 = not policed. */
+	__u16 class_policer[QOS_MAX_CLASSES];
+	/* Routing and neighbour traffic that must survive congestion: the
+	 * class of IPv6 ND/RA (ICMPv6 133-137) and, at egress, of frames that
+	 * are not IP (ARP). 0 leaves them to the DSCP table / qdisc default. */
+	__u32 nd_class;
+	__u32 nonip_class;
+	/* Egress rewrite per family and class (a domain border downgrading
+	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
+	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
 };
+
+#define QOS_REMARK_F		0x80
 
 /*
  * What qosctl installed, kept in a pinned map so that every later qosctl
@@ -102,6 +120,7 @@ enum qos_sched {
 	QOS_SCHED_HTB,
 	QOS_SCHED_PRIO,
 	QOS_SCHED_TBF,
+	QOS_SCHED_NONE,		/* programs and maps only, no qdisc tree */
 };
 
 enum qos_leaf {
@@ -114,6 +133,12 @@ enum qos_leaf {
 #define QOS_META_VERSION	1
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
+/*
+ * An apply is under way or died half-way: besides what this record
+ * describes, the root qdisc pending_handle and whatever program sits at
+ * qosctl's filter handle may be ours. See Documentation/reliability.rst.
+ */
+#define QOS_META_F_PENDING	(1U << 2)
 
 struct qos_meta_class {
 	char name[QOS_CLASS_NAME_LEN];
@@ -136,10 +161,135 @@ struct qos_meta {
 	__u32 nclasses;
 	__u32 default_class;	/* class id unclassified packets get */
 	__u32 prog_id[QOS_DIR_MAX];
-	__u32 pad;
+	__u32 pending_handle;	/* root qdisc an unfinished apply may have built */
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
 };
+
+/*
+ * Classification rules, looked up before the DSCP table. See
+ * Documentation/classifier.rst for the model.
+ *
+ * Tuple-space search: every rule has a shape (family, source and destination
+ * prefix lengths, flow-label mask, protocol compared or not) and lives in one
+ * hash table under its key masked by that shape. A packet costs one hash
+ * lookup per shape in use, however many rules share a shape. The shapes of
+ * each family sit in a struct qos_rule_set, sorted so that the lookup can stop
+ * early; qosctl writes the inactive one of two sets and then flips
+ * QOS_RULES_SET in qos_cfg.rules, so readers never see a half-written set.
+ */
+#define QOS_RULES_DEFAULT	65536	/* rule table size when the profile names none */
+#define QOS_RULES_MAX		(1U << 24)	/* rule ids fit the low bits of the rank */
+#define QOS_RULE_SHAPES_MAX	16	/* per family */
+#define QOS_RULE_NAME_LEN	16
+#define QOS_FLOWLABEL_MASK	0xfffffU
+
+/* qos_cfg.rules */
+#define QOS_RULES_SET		(1U << 0)	/* which struct qos_rule_set is live */
+#define QOS_RULES_V4		(1U << 1)	/* IPv4 shapes exist (<< QOS_TABLE_IPV4) */
+#define QOS_RULES_V6		(1U << 2)	/* IPv6 shapes exist (<< QOS_TABLE_IPV6) */
+#define QOS_RULES_L4		(1U << 3)	/* a shape compares the upper-layer protocol */
+
+/* qos_rule_key.mask: flow-label bits compared, and whether proto is. */
+#define QOS_RULE_M_PROTO	(1U << 31)
+
+struct qos_rule_key {
+	__u8 table;		/* enum qos_table */
+	__u8 src_len;		/* prefix lengths of the shape */
+	__u8 dst_len;
+	__u8 proto;		/* upper-layer protocol, 0 unless QOS_RULE_M_PROTO */
+	__u32 mask;		/* flow-label mask | QOS_RULE_M_PROTO */
+	__u32 flowlabel;	/* host order, & mask */
+	__be32 src[4];		/* & prefix; IPv4 in src[0] */
+	__be32 dst[4];
+};
+
+#define QOS_RULE_F_SET_DSCP	(1U << 0)	/* rewrite the DSCP to .dscp */
+#define QOS_RULE_F_PROFILE	(1U << 1)	/* installed by apply, replaced by the next */
+
+/*
+ * rank orders overlapping rules: the lowest matching rank wins. qosctl
+ * computes it as priority << 40 | (511 - specificity) << 24 | id, so a lower
+ * priority number wins, then the longer match (prefix bits + flow-label mask
+ * bits + 8 for a protocol), then the older rule id: always one winner.
+ */
+struct qos_rule_val {
+	__u64 rank;
+	__u32 id;		/* index in qos_rule_stats */
+	__u8 class_id;
+	__u8 flags;		/* QOS_RULE_F_* */
+	__u8 dscp;		/* new DSCP with QOS_RULE_F_SET_DSCP */
+	__u8 pad;
+	__u32 policer;		/* per-rule policer index, 0 = none (policing issue) */
+	__u32 pad2;
+	char name[QOS_RULE_NAME_LEN];
+};
+
+struct qos_rule_shape {
+	__u8 table;
+	__u8 src_len;
+	__u8 dst_len;
+	__u8 proto_mask;	/* 0xff when the protocol is compared */
+	__u32 mask;		/* as qos_rule_key.mask */
+	__be32 src[4];		/* the prefix lengths as address masks */
+	__be32 dst[4];
+	__u64 min_rank;		/* lowest rank of the shape's rules */
+};
+
+struct qos_rule_set {
+	__u32 n[QOS_TABLE_MAX];
+	__u32 pad[2];
+	struct qos_rule_shape shape[QOS_TABLE_MAX][QOS_RULE_SHAPES_MAX];
+};
+
+/*
+ * Policers (Documentation/policing.rst): token buckets in the qos_policers
+ * array, one entry per policer. Index 0 is "no policer"; index N for
+ * 1 <= N < QOS_MAX_CLASSES is the policer of class id N, set by the
+ * profile; QOS_POLICER_RULE_FIRST and up are free for rules.
+ */
+#define QOS_POLICERS_MAX	1024
+#define QOS_POLICER_RULE_FIRST	QOS_MAX_CLASSES
+
+/* What a policer does with a packet of one colour. */
+enum qos_police_act {
+	QOS_PA_PASS,
+	QOS_PA_DROP,
+	QOS_PA_REMARK,		/* arg: the new DSCP */
+	QOS_PA_DEMOTE,		/* arg: the class id to move the packet to */
+	QOS_PA_MAX,
+};
+
+struct qos_police_action {
+	__u8 type;		/* enum qos_police_act */
+	__u8 arg;
+};
+
+#define QOS_POLICE_F_AWARE	(1U << 0)	/* colour-aware: colour from DSCP */
+
+/*
+ * One policer. The lock guards the whole value: the data path colours and
+ * reads the action under it, qosctl writes with BPF_F_LOCK, so a packet
+ * never sees half of a reconfiguration.
+ */
+struct qos_policer {
+	struct bpf_spin_lock lock;
+	__u32 flags;
+	struct tb_params tb;
+	struct tb_state st;
+	__u64 pre_yellow;	/* colour-aware: DSCPs that arrive yellow */
+	__u64 pre_red;		/* ... and red; any other DSCP arrives green */
+	struct qos_police_action act[TB_COLOR_MAX];
+	__u16 pad;
+};
+
+/* Index of a per-policer, per-family, per-colour counter in the per-CPU
+ * qos_police_stats array. */
+#define QOS_POLICE_STATS_ENTRIES	(QOS_POLICERS_MAX * QOS_FAM_MAX * TB_COLOR_MAX)
+static inline __u32 qos_police_stats_key(__u32 idx, __u32 fam, __u32 color)
+{
+	return (idx * QOS_FAM_MAX + fam) * TB_COLOR_MAX + color;
+}
 
 #endif /* __QOS_COMMON_H */

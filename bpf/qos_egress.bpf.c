@@ -4,7 +4,7 @@
  * class into the qdisc class through skb->priority, which HTB and PRIO use
  * when its major number is theirs. Packets nobody classified (locally
  * generated, or from an interface without an ingress policy) are classified
- * here from their DSCP / Traffic Class.
+ * here, by the rules and then their DSCP / Traffic Class.
  *
  * Like the ingress program it returns TC_ACT_UNSPEC: the packet is never
  * dropped here, and filters after ours in the chain still run.
@@ -17,14 +17,37 @@
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
 #include "lib/parse.h"
+#include "lib/rules.h"
+#include "lib/dscp.h"
+
+/*
+ * A packet the parser gave up on is queued in the default class by us rather
+ * than by the qdisc's own default, which HTB cannot change in place: a
+ * re-apply that moves the default class keeps its tree. ARP may have a class
+ * of its own so that it does not queue behind a flood.
+ */
+static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const struct qos_cfg *cfg,
+						int reason, __u32 len)
+{
+	__u32 cls;
+
+	qos_count_unparsed(QOS_DIR_EGRESS, reason, len);
+	cls = reason == QOS_UNP_NON_IP && cfg->nonip_class ? cfg->nonip_class :
+							     cfg->default_class;
+	cls &= QOS_MAX_CLASSES - 1;
+	if (cfg->classid[cls])
+		skb->priority = cfg->classid[cls];
+}
 
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
 {
+	struct qos_rule_val *rule;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
-	__u32 cls;
+	__u32 cls, verdict;
+	__u8 remark;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -35,16 +58,28 @@ int qos_egress(struct __sk_buff *skb)
 	 * per family. */
 	ret = qos_parse_skb(skb, &pkt);
 	if (ret != QOS_UNP_NONE) {
-		qos_count_unparsed(QOS_DIR_EGRESS, ret, len);
+		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
 	}
 
 	cls = qos_mark_get(cfg, skb->mark);
-	if (cls == QOS_CLASS_NONE)
-		cls = qos_classify_dscp(cfg, &pkt);
+	if (cls == QOS_CLASS_NONE) {
+		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
+		if (ret != QOS_UNP_NONE) {
+			qos_egress_unparsed(skb, cfg, ret, len);
+			return TC_ACT_UNSPEC;
+		}
+		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) :
+			     qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
+	}
 	if (cfg->classid[cls])
 		skb->priority = cfg->classid[cls];
-	qos_count(QOS_DIR_EGRESS, cls, pkt.family, QOS_V_PASS, len);
+	verdict = QOS_V_PASS;
+	remark = cfg->egress_remark[pkt.table & 1][cls];
+	if ((remark & QOS_REMARK_F) && pkt.dscp != (remark & (QOS_DSCP_MAX - 1)) &&
+	    !qos_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
+		verdict = QOS_V_REMARK;
+	qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 	return TC_ACT_UNSPEC;
 }
 

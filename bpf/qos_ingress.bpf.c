@@ -13,14 +13,19 @@
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
 #include "lib/parse.h"
+#include "lib/rules.h"
+#include "lib/police.h"
 
 SEC("tc")
 int qos_ingress(struct __sk_buff *skb)
 {
+	struct qos_rule_val *rule;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
+	__u32 verdict = QOS_V_PASS;
 	__u32 len = skb->len;
-	__u32 cls;
+	__u32 policer = 0;
+	__u32 cls, out;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -33,9 +38,30 @@ int qos_ingress(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	}
 
-	cls = qos_classify_dscp(cfg, &pkt);
-	skb->mark = qos_mark_set(cfg, skb->mark, cls);
-	qos_count(QOS_DIR_INGRESS, cls, pkt.family, QOS_V_PASS, len);
+	ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
+	if (ret != QOS_UNP_NONE) {
+		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
+		return TC_ACT_UNSPEC;
+	}
+	if (rule) {
+		cls = rule->class_id & (QOS_MAX_CLASSES - 1);
+		policer = rule->policer;
+	} else {
+		cls = qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
+	}
+	/* A rule without a policer of its own is policed with its class. */
+	if (!policer)
+		policer = cfg->class_policer[cls];
+
+	out = cls;
+	/* Counted under the class the packet was policed in; a demoted
+	 * packet leaves with its new class in the mark. */
+	if (policer)
+		verdict = qos_police(skb, &pkt, policer, len, &out);
+	qos_count(QOS_DIR_INGRESS, cls, pkt.family, verdict, len);
+	if (verdict == QOS_V_DROP)
+		return TC_ACT_SHOT;
+	skb->mark = qos_mark_set(cfg, skb->mark, out);
 	return TC_ACT_UNSPEC;
 }
 

@@ -15,13 +15,14 @@ want_vm=0
 
 # Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
 # libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
-# harness headers, docutils for the man page.
+# harness headers, docutils for the man page, gnuplot for the experiment plots,
+# clang's runtime for libFuzzer (make fuzz).
 pkgs=(
-	make gcc clang llvm pkg-config
+	make gcc clang llvm pkg-config libclang-rt-14-dev
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
 	linux-source-6.12 xz-utils
-	python3-docutils
+	python3-docutils gnuplot-nox
 	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps
 	gnuplot-nox
 	python3-prometheus-client

@@ -119,6 +119,18 @@ ifname_unique()
 	echo "$1$(mktemp -u XXXX | tr 'A-Z' 'a-z')"
 }
 
+# defer_pins IF...: pins outlive a deleted namespace; register the removal
+# of the pin directory each interface name may get. Call it in the test's
+# own shell, not in a $(...) subshell, or the registration is lost.
+defer_pins()
+{
+	local i
+
+	for i in "$@"; do
+		defer rm -rf "/sys/fs/bpf/qosctl/$i"
+	done
+}
+
 # topo_h1_r_h2: h1 -- r -- h2 over veth, IPv4 and IPv6 on each side,
 # forwarding in r, static neighbours everywhere (no ARP/ND during a test).
 #
@@ -134,6 +146,7 @@ topo_h1_r_h2()
 	setup_ns H1 R H2 || return 1
 	H1_IF=$(ifname_unique h1e) R_IF1=$(ifname_unique r1e)
 	R_IF2=$(ifname_unique r2e) H2_IF=$(ifname_unique h2e)
+	defer_pins "$H1_IF" "$R_IF1" "$R_IF2" "$H2_IF"
 	H1_V4=10.1.1.1 H2_V4=10.1.2.1 H1_V6=2001:db8:1::1 H2_V6=2001:db8:2::1
 
 	ip -n "$H1" link add "$H1_IF" type veth peer name "$R_IF1" netns "$R" || return 1

@@ -23,11 +23,19 @@
 
 #define PKT_MAX 2048
 
+/*
+ * The two bytes before buf put the header after a 14-byte Ethernet header
+ * (and after any number of 4-byte VLAN tags) on a 4-byte boundary, as
+ * NET_IP_ALIGN does for the kernel, so the tests may access iphdr and
+ * ipv6hdr fields in place.
+ */
 struct pkt {
+	uint8_t ip_align[2];
 	uint8_t buf[PKT_MAX];
 	size_t len;
 	size_t l3;		/* offset of the last IP header started */
 	size_t ethertype;	/* offset of the last ethertype field, 0 = none */
+	size_t nexthdr;		/* offset of the last IPv6 next-header byte, 0 = none */
 };
 
 static inline void pkt_init(struct pkt *p)
@@ -128,10 +136,39 @@ static inline struct ipv6hdr *pkt_ipv6(struct pkt *p, uint8_t tclass, uint32_t f
 	vtc = (6U << 28) | ((uint32_t)tclass << 20) | (flowlabel & 0xfffff);
 	*(uint32_t *)ip6 = htonl(vtc);
 	ip6->nexthdr = nexthdr;
+	p->nexthdr = (uint8_t *)&ip6->nexthdr - p->buf;
 	ip6->hop_limit = 64;
 	inet_pton(AF_INET6, "2001:db8:1::1", &ip6->saddr);
 	inet_pton(AF_INET6, "2001:db8:2::1", &ip6->daddr);
 	return ip6;
+}
+
+/*
+ * Append an IPv6 extension header of @type and @len bytes (a multiple of 8,
+ * of 4 for AH) to the chain of the last IPv6 header: it takes over the next
+ * header value the chain ended with. For a Fragment header @frag is the
+ * fragment offset field (offset in 8-byte units << 3 | M).
+ */
+static inline uint8_t *pkt_ipv6_ext(struct pkt *p, uint8_t type, size_t len, uint16_t frag)
+{
+	uint8_t *h = pkt_put(p, len);
+
+	memset(h, 0, len);
+	h[0] = p->buf[p->nexthdr];
+	p->buf[p->nexthdr] = type;
+	p->nexthdr = h - p->buf;
+	if (type == IPPROTO_AH) {
+		h[1] = len / 4 - 2;
+	} else if (type == IPPROTO_FRAGMENT) {
+		h[2] = frag >> 8;
+		h[3] = frag & 0xff;
+	} else {
+		h[1] = len / 8 - 1;
+		/* PadN over the option area */
+		h[2] = 1;
+		h[3] = len - 4;
+	}
+	return h;
 }
 
 static inline void pkt_payload(struct pkt *p, size_t n)
@@ -174,6 +211,7 @@ struct run_result {
 	int err;		/* of bpf_prog_test_run_opts() */
 	int retval;		/* the program's return value */
 	struct __sk_buff ctx;	/* skb fields after the run */
+	uint8_t ip_align[2];	/* as in struct pkt */
 	uint8_t out[PKT_MAX];
 	uint32_t out_len;
 };

@@ -81,7 +81,8 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-int qos_bpf_load(const char *pin_dir, struct qos_bpf **objp, bool *created)
+int qos_bpf_load(const char *pin_dir, uint32_t rule_entries, struct qos_bpf **objp,
+		 bool *created)
 {
 	struct qos_bpf *obj;
 	struct bpf_map *map;
@@ -101,7 +102,9 @@ int qos_bpf_load(const char *pin_dir, struct qos_bpf **objp, bool *created)
 	snprintf(path, sizeof(path), "%s/qos_meta", pin_dir);
 	*created = access(path, F_OK) != 0;
 
-	err = mkdir_p(pin_dir);
+	err = bpf_map__set_max_entries(obj->skel->maps.qos_rules, rule_entries);
+	err = err ?: bpf_map__set_max_entries(obj->skel->maps.qos_rule_stats, rule_entries);
+	err = err ?: mkdir_p(pin_dir);
 	if (err)
 		goto fail;
 	bpf_object__for_each_map(map, obj->skel->obj) {
@@ -138,6 +141,11 @@ int qos_bpf_maps(struct qos_bpf *obj, struct qos_maps *m)
 	m->unparsed = bpf_map__fd(obj->skel->maps.qos_unparsed);
 	m->meta = bpf_map__fd(obj->skel->maps.qos_meta);
 	return 0;
+}
+
+int qos_bpf_map_fd(struct qos_bpf *obj, const char *name)
+{
+	return bpf_object__find_map_fd_by_name(obj->skel->obj, name);
 }
 
 void qos_bpf_unpin(struct qos_bpf *obj, const char *pin_dir)

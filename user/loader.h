@@ -34,11 +34,15 @@ int qos_check_env(char *err, size_t errlen);
 /*
  * Open and load the programs with their maps pinned under @pin_dir
  * (reusing maps already pinned there, so counters survive a re-apply).
- * *created tells whether the pins are new.
+ * The rule tables get @rule_entries entries. *created tells whether the
+ * pins are new.
  */
-int qos_bpf_load(const char *pin_dir, struct qos_bpf **obj, bool *created);
+int qos_bpf_load(const char *pin_dir, uint32_t rule_entries, struct qos_bpf **obj,
+		 bool *created);
 void qos_bpf_close(struct qos_bpf *obj);
 int qos_bpf_maps(struct qos_bpf *obj, struct qos_maps *m);
+/* The fd of map @name of @obj, or a negative error. */
+int qos_bpf_map_fd(struct qos_bpf *obj, const char *name);
 /* Unpin every map of @obj and remove @pin_dir. */
 void qos_bpf_unpin(struct qos_bpf *obj, const char *pin_dir);
 

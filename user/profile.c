@@ -163,6 +163,8 @@ const char *qos_sched_name(enum qos_sched sched)
 		return "prio";
 	case QOS_SCHED_TBF:
 		return "tbf";
+	case QOS_SCHED_NONE:
+		return "none";
 	default:
 		return "htb";
 	}
@@ -176,9 +178,9 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	if (!strcmp(key, "description")) {
 		snprintf(p->description, sizeof(p->description), "%s", v);
 	} else if (!strcmp(key, "scheduler")) {
-		if (strcmp(v, "htb"))
-			return fail(c, key, "'%s' is not supported (htb)", v);
-		p->sched = QOS_SCHED_HTB;
+		if (qos_sched_parse(v, &p->sched))
+			return fail(c, key, "'%s' is not supported (htb, prio, tbf, none)", v);
+		p->sched_line = c->line;
 	} else if (!strcmp(key, "default")) {
 		snprintf(p->default_class, sizeof(p->default_class), "%s", v);
 		p->default_line = c->line;
@@ -194,10 +196,26 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	} else if (!strcmp(key, "handle")) {
 		if (qos_parse_u32(v, &u) || !u || u >= 0xffff)
 			return fail(c, key, "'%s' is not a qdisc major number (1-0xfffe)", v);
+		/* Leaf qdiscs take 0x11-0x1f (0x10 + class id). */
+		if (u > 0x10 && u < 0x10 + QOS_MAX_CLASSES)
+			return fail(c, key, "0x%x is taken by the leaf qdiscs (0x11-0x%x)", u,
+				    0x10 + QOS_MAX_CLASSES - 1);
 		p->handle_major = u;
+	} else if (!strcmp(key, "rules")) {
+		if (qos_parse_u32(v, &u) || u < 16 || u > QOS_RULES_MAX)
+			return fail(c, key, "'%s' is not a rule table size (16-%u)", v, QOS_RULES_MAX);
+		p->rule_entries = u;
 	} else if (!strcmp(key, "leaf-delay")) {
 		if (qos_parse_time(v, &p->leaf_delay_ns))
 			return fail(c, key, "'%s' is not a time (e.g. 20ms)", v);
+	} else if (!strcmp(key, "nd-class")) {
+		snprintf(p->nd_class, sizeof(p->nd_class), "%s", v);
+		p->nd_line = c->line;
+	} else if (!strcmp(key, "non-ip-class")) {
+		snprintf(p->nonip_class, sizeof(p->nonip_class), "%s", v);
+		p->nonip_line = c->line;
+	} else if (!strcmp(key, "priority-max")) {
+		return parse_bw(c, key, v, &p->priority_max);
 	} else {
 		return fail(c, key, "unknown key in [profile]");
 	}
@@ -221,6 +239,7 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 			return fail(c, key, "'%s' is not a priority (0-%d, 0 first)", v,
 				    QOS_HTB_PRIO_MAX);
 		cl->prio = u;
+		cl->prio_line = c->line;
 	} else if (!strcmp(key, "rate")) {
 		return parse_bw(c, key, v, &cl->rate);
 	} else if (!strcmp(key, "ceil")) {
@@ -245,9 +264,42 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 		if (qos_parse_u32(v, &u) || !u)
 			return fail(c, key, "'%s' is not a queue limit (packets or bytes)", v);
 		cl->limit = u;
+		cl->limit_line = c->line;
 	} else if (!strcmp(key, "burst")) {
 		if (qos_parse_size(v, &cl->burst))
 			return fail(c, key, "'%s' is not a size (e.g. 1514, 64kb)", v);
+		cl->burst_line = c->line;
+	} else if (!strncmp(key, "police-", 7)) {
+		char msg[160];
+
+		if (qos_police_parse_key(&cl->police, key, v, c->line, msg, sizeof(msg)))
+			return fail(c, key, "%s", msg);
+	} else if (!strcmp(key, "egress-remark") || !strcmp(key, "egress-remark4") ||
+		   !strcmp(key, "egress-remark6")) {
+		uint8_t d;
+
+		if (qos_parse_dscp(v, &d))
+			return fail(c, key, "'%s' is not a DSCP (0-63, ef, csN, afXY, le, va)", v);
+		if (strcmp(key, "egress-remark6"))
+			cl->remark[QOS_TABLE_IPV4] = QOS_REMARK_F | d;
+		if (strcmp(key, "egress-remark4"))
+			cl->remark[QOS_TABLE_IPV6] = QOS_REMARK_F | d;
+		cl->remark_line = c->line;
+	} else if (!strcmp(key, "bounded") || !strcmp(key, "isolated")) {
+		bool yes = !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1");
+
+		if (!yes && strcmp(v, "no") && strcmp(v, "false") && strcmp(v, "0"))
+			return fail(c, key, "'%s' is not yes or no", v);
+		if (!strcmp(key, "bounded"))
+			cl->bounded = yes;
+		else
+			cl->isolated = yes;
+		cl->cbq_line = c->line;
+	} else if (!strcmp(key, "maxburst")) {
+		if (qos_parse_u32(v, &u) || !u || u > 10000)
+			return fail(c, key, "'%s' is not a packet count (1-10000)", v);
+		cl->maxburst = u;
+		cl->cbq_line = c->line;
 	} else {
 		return fail(c, key, "unknown key in [class %s]", cl->name);
 	}
@@ -264,6 +316,33 @@ static struct qos_class_spec *class_by_name(struct qos_profile *p, const char *n
 	return NULL;
 }
 
+/* Keys of a [rule NAME] section; a section's keys arrive together, so the
+ * rule being filled is the last one. */
+static int handle_rule_key(struct parse_ctx *c, const char *name, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+	struct qos_rule *r, nr;
+	char msg[256];
+
+	if (!*name || strlen(name) >= QOS_RULE_NAME_LEN || strpbrk(name, " \t\"{}"))
+		return fail(c, key, "rule name '%s' must be 1-%d characters without spaces", name,
+			    QOS_RULE_NAME_LEN - 1);
+	if (!p->rules.n || strcmp(p->rules.r[p->rules.n - 1].name, name)) {
+		qos_rule_init(&nr);
+		snprintf(nr.name, sizeof(nr.name), "%s", name);
+		nr.line = c->line;
+		nr.profile = true;
+		if (qos_rules_add(&p->rules, &nr))
+			return fail(c, key, "out of memory");
+	}
+	r = &p->rules.r[p->rules.n - 1];
+	if (!strcmp(key, "name"))
+		return fail(c, key, "unknown key in [rule %s] (the section names the rule)", name);
+	if (qos_rule_set(r, key, v, msg, sizeof(msg)))
+		return fail(c, key, "%s", msg);
+	return 1;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *v)
 {
 	struct parse_ctx *c = user;
@@ -275,8 +354,11 @@ static int handler(void *user, const char *section, const char *key, const char 
 		return 0;
 	if (!strcmp(section, "profile"))
 		return handle_profile_key(c, key, v);
+	if (!strncmp(section, "rule ", 5))
+		return handle_rule_key(c, section + 5, key, v);
 	if (strncmp(section, "class ", 6))
-		return fail(c, key, "unknown section [%s] (expected [profile] or [class NAME])",
+		return fail(c, key,
+			    "unknown section [%s] (expected [profile], [class NAME] or [rule NAME])",
 			    section);
 
 	name = section + 6;
@@ -336,11 +418,58 @@ static int errf(char *err, size_t len, const struct qos_profile *p, int line,
 	return -EINVAL;
 }
 
-static int check_profile(const struct qos_profile *p, char *err, size_t len)
+static int rule_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct qos_rule *)a)->name, ((const struct qos_rule *)b)->name);
+}
+
+/* Classes exist, names are unique, the set fits the table and the data path. */
+static int check_rules(struct qos_profile *p, char *err, size_t len)
+{
+	struct qos_rules sorted = {};
+	char msg[400];
+	size_t i, bad = 0;
+	int ret;
+
+	for (i = 0; i < p->rules.n; i++) {
+		struct qos_rule *r = &p->rules.r[i];
+		const struct qos_class_spec *cl;
+
+		if (qos_rule_check(r, msg, sizeof(msg)))
+			return errf(err, len, p, r->line, "class", "[rule %s]: %s", r->name, msg);
+		cl = qos_profile_class(p, r->class_name);
+		if (!cl)
+			return errf(err, len, p, r->line, "class", "[rule %s]: no class named '%s'",
+				    r->name, r->class_name);
+		r->class_id = cl->id;
+	}
+	ret = qos_rules_validate(&p->rules, p->rule_entries, &bad, msg, sizeof(msg));
+	if (ret)
+		return errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
+			    msg);
+	if (!p->rules.n)
+		return 0;
+	sorted.r = malloc(p->rules.n * sizeof(*sorted.r));
+	if (!sorted.r)
+		return -ENOMEM;
+	memcpy(sorted.r, p->rules.r, p->rules.n * sizeof(*sorted.r));
+	qsort(sorted.r, p->rules.n, sizeof(*sorted.r), rule_name_cmp);
+	for (i = 1; i < p->rules.n; i++) {
+		if (strcmp(sorted.r[i - 1].name, sorted.r[i].name))
+			continue;
+		ret = errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
+			   sorted.r[i].name);
+		break;
+	}
+	free(sorted.r);
+	return ret;
+}
+
+static int check_profile(struct qos_profile *p, char *err, size_t len)
 {
 	uint64_t seen[QOS_TABLE_MAX] = {};
 	unsigned int i, j;
-	int t;
+	int t, ret;
 
 	if (!p->nclasses)
 		return errf(err, len, p, 1, "class", "the profile defines no [class NAME]");
@@ -358,7 +487,7 @@ static int check_profile(const struct qos_profile *p, char *err, size_t len)
 			return errf(err, len, p, cl->line, "id",
 				    "[class %s] has no id (the class number in the mark)",
 				    cl->name);
-		if (!cl->rate.set)
+		if (!cl->rate.set && p->sched != QOS_SCHED_NONE)
 			return errf(err, len, p, cl->line, "rate", "[class %s] has no rate",
 				    cl->name);
 		for (j = 0; j < i; j++)
@@ -380,7 +509,8 @@ static int check_profile(const struct qos_profile *p, char *err, size_t len)
 			seen[t] |= cl->dscp[t];
 		}
 	}
-	return 0;
+	ret = check_rules(p, err, len);
+	return ret ?: qos_police_check(p, err, len);
 }
 
 int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen)
@@ -394,6 +524,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->handle_major = QOS_DEFAULT_HANDLE;
 	p->leaf_delay_ns = QOS_DEFAULT_LEAF_DELAY;
 	p->sched = QOS_SCHED_HTB;
+	p->rule_entries = QOS_RULES_DEFAULT;
 
 	ret = qos_profile_find(name, p->path, sizeof(p->path));
 	if (ret) {
@@ -419,7 +550,12 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 			 p->path, ret);
 		return -EINVAL;
 	}
-	return check_profile(p, err, errlen);
+	return check_profile(p, err, errlen) ?: qos_profile_check_ext(p, err, errlen);
+}
+
+void qos_profile_free(struct qos_profile *p)
+{
+	qos_rules_free(&p->rules);
 }
 
 const struct qos_class_spec *qos_profile_class(const struct qos_profile *p, const char *name)
@@ -450,7 +586,14 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 		const struct qos_class_spec *cl = &p->classes[i];
 		struct qos_class_plan *pl = &plan[i];
 
+		memset(pl, 0, sizeof(*pl));
 		pl->spec = cl;
+		if (cl->police.set &&
+		    qos_police_resolve(p, cl, link_bps, &pl->police, err, errlen))
+			return -EINVAL;
+		/* Without a qdisc tree, rates have nothing to shape. */
+		if (p->sched == QOS_SCHED_NONE)
+			continue;
 		pl->rate_bps = bw_resolve(&cl->rate, link_bps);
 		pl->ceil_bps = cl->ceil.set ? bw_resolve(&cl->ceil, link_bps) : link_bps;
 		if (!pl->rate_bps)
@@ -479,7 +622,7 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 				    qos_fmt_rate(sum, a, sizeof(a)),
 				    qos_fmt_rate(link_bps, b, sizeof(b)));
 	}
-	return 0;
+	return qos_profile_check_shares(p, plan, link_bps, err, errlen);
 }
 
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
@@ -497,10 +640,19 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 	for (i = 0; i < p->nclasses; i++) {
 		const struct qos_class_spec *cl = &p->classes[i];
 
-		cfg->classid[cl->id] = qos_classid(p->handle_major, cl->id);
+		if (p->sched != QOS_SCHED_NONE)
+			cfg->classid[cl->id] = qos_profile_classid(p, cl);
+		if (cl->police.set)
+			cfg->class_policer[cl->id] = cl->id;
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			cfg->egress_remark[t][cl->id] = cl->remark[t];
 		for (t = 0; t < QOS_TABLE_MAX; t++)
 			for (d = 0; d < QOS_DSCP_MAX; d++)
 				if (cl->dscp[t] & (1ULL << d))
 					cfg->dscp_class[t][d] = cl->id;
 	}
+	if (p->nd_class[0])
+		cfg->nd_class = qos_profile_class(p, p->nd_class)->id;
+	if (p->nonip_class[0])
+		cfg->nonip_class = qos_profile_class(p, p->nonip_class)->id;
 }

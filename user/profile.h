@@ -4,9 +4,12 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../bpf/qos_common.h"
+#include "rules.h"
+#include "police.h"
 
 /* The qdisc class a mark class is queued in: major:(0x10 + id), so that
  * tc shows class id N as M:1N for N < 16. */
@@ -37,6 +40,17 @@ struct qos_class_spec {
 	enum qos_leaf leaf;
 	uint32_t limit;		/* leaf queue limit: packets (pfifo) or bytes (bfifo) */
 	uint64_t burst;		/* bytes; 0 = derived from the rate */
+	struct qos_police_spec police;
+	int prio_line;
+	int burst_line;
+	uint8_t remark[QOS_TABLE_MAX];	/* egress rewrite: QOS_REMARK_F | DSCP */
+	int remark_line;
+	/* CBQ's vocabulary, mapped onto HTB (Documentation/profiles.rst). */
+	bool bounded;		/* ceil = rate */
+	bool isolated;
+	uint32_t maxburst;	/* packets: burst = maxburst full frames */
+	int cbq_line;
+	int limit_line;
 };
 
 struct qos_profile {
@@ -51,6 +65,14 @@ struct qos_profile {
 	int default_line;
 	unsigned int nclasses;
 	struct qos_class_spec classes[QOS_MAX_CLASSES - 1];
+	uint32_t rule_entries;	/* rule table size */
+	struct qos_rules rules;	/* [rule NAME] sections */
+	int sched_line;
+	char nd_class[QOS_CLASS_NAME_LEN];	/* IPv6 ND/RA go here */
+	int nd_line;
+	char nonip_class[QOS_CLASS_NAME_LEN];	/* ARP and other non-IP */
+	int nonip_line;
+	struct qos_bw priority_max;	/* bound on classes served before the default */
 };
 
 /* A class with its rates resolved against the link rate. */
@@ -58,6 +80,7 @@ struct qos_class_plan {
 	const struct qos_class_spec *spec;
 	uint64_t rate_bps;
 	uint64_t ceil_bps;
+	struct qos_policer police;	/* tb.cir == 0: not policed */
 };
 
 /*
@@ -73,6 +96,9 @@ int qos_profile_find(const char *name, char *path, size_t len);
  */
 int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen);
 
+/* Free what qos_profile_load() allocated (the rules). */
+void qos_profile_free(struct qos_profile *p);
+
 /* Resolve rates against @link_bps and check the sums. Same error form. */
 int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 			struct qos_class_plan *plan, char *err, size_t errlen);
@@ -82,6 +108,24 @@ const struct qos_class_spec *qos_profile_class(const struct qos_profile *p,
 
 /* The DSCP -> class tables and mark layout, as the data path reads them. */
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
+
+/*
+ * What the schedulers make of a profile (user/sched.c): the qdisc class a
+ * profile class is queued in, and the scheduler-specific checks.
+ */
+int qos_sched_parse(const char *s, enum qos_sched *sched);
+uint32_t qos_profile_classid(const struct qos_profile *p, const struct qos_class_spec *cl);
+int qos_prio_band(const struct qos_profile *p, const struct qos_class_spec *cl);
+
+/*
+ * Checks and derivations beyond the basic ones (user/validate.c): CBQ
+ * parameters onto HTB, burst at least a frame, scheduler constraints,
+ * named classes exist. qos_profile_load() calls the first,
+ * qos_profile_resolve() the second.
+ */
+int qos_profile_check_ext(struct qos_profile *p, char *err, size_t errlen);
+int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class_plan *plan,
+			     uint64_t link_bps, char *err, size_t errlen);
 
 const char *qos_leaf_name(enum qos_leaf leaf);
 const char *qos_sched_name(enum qos_sched sched);

@@ -25,6 +25,8 @@
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/fifo.h>
 #include <netlink/route/qdisc/htb.h>
+#include <netlink/route/qdisc/prio.h>
+#include <netlink/route/qdisc/tbf.h>
 #include <netlink/route/tc.h>
 
 #include "qdisc.h"
@@ -104,6 +106,35 @@ static int add_qdisc(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t 
 	return nl_to_errno(err);
 }
 
+/* PRIO and TBF refuse to exist without parameters (libnl asserts on a
+ * PRIO without a priomap): give the probe the smallest valid ones. */
+static int probe_qdisc(struct nl_sock *sk, const char *kind)
+{
+	uint8_t map[TC_PRIO_MAX + 1] = {};
+	struct rtnl_qdisc *q;
+	int err;
+
+	if (strcmp(kind, "prio") && strcmp(kind, "tbf"))
+		return add_qdisc(sk, 1, TC_H_ROOT, 0x10000, kind, 0, NLM_F_CREATE);
+	q = rtnl_qdisc_alloc();
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), 1);
+	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+	rtnl_tc_set_handle(TC_CAST(q), 0x10000);
+	err = rtnl_tc_set_kind(TC_CAST(q), kind);
+	if (!err && !strcmp(kind, "prio")) {
+		rtnl_qdisc_prio_set_bands(q, 2);
+		err = rtnl_qdisc_prio_set_priomap(q, map, sizeof(map));
+	} else if (!err) {
+		rtnl_qdisc_tbf_set_limit(q, 2 * QOS_MTU_FRAME);
+		rtnl_qdisc_tbf_set_rate(q, 125000, 2 * QOS_MTU_FRAME, 0);
+	}
+	err = err ?: rtnl_qdisc_add(sk, q, NLM_F_CREATE);
+	rtnl_qdisc_put(q);
+	return nl_to_errno(err);
+}
+
 bool qos_qdisc_available(const char *kind)
 {
 	static struct {
@@ -126,7 +157,7 @@ bool qos_qdisc_available(const char *kind)
 		if (unshare(CLONE_NEWNET) || qos_nl_open(&sk))
 			_exit(2);
 		/* lo is ifindex 1 in every new namespace. */
-		_exit(add_qdisc(sk, 1, TC_H_ROOT, 0x10000, kind, 0, NLM_F_CREATE) ? 1 : 0);
+		_exit(probe_qdisc(sk, kind) ? 1 : 0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return false;
@@ -156,6 +187,9 @@ int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri)
 		snprintf(ri->kind, sizeof(ri->kind), "%s", rtnl_tc_get_kind(TC_CAST(q)) ?: "");
 		rtnl_qdisc_put(q);
 	}
+	q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_CLSACT);
+	ri->clsact = q;
+	rtnl_qdisc_put(q);
 	nl_cache_free(cache);
 	return 0;
 }
@@ -170,6 +204,19 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
 static uint32_t htb_buffer(uint64_t bps)
 {
 	return clamp_u32(bps / 8 / 1000 + QOS_MTU_FRAME, QOS_MTU_FRAME, UINT32_MAX / 2);
+}
+
+uint32_t qos_htb_quantum(uint64_t rate_bps)
+{
+	/* DRR quantum among classes of one priority: a tenth of a second's
+	 * worth of bytes at r2q=10 is HTB's own default; clamp it to where
+	 * HTB does not complain. */
+	return clamp_u32(rate_bps / 8 / 10, QOS_MTU_FRAME, QOS_HTB_QUANTUM_MAX);
+}
+
+uint32_t qos_tree_burst(uint64_t bps, uint32_t burst)
+{
+	return burst ? burst : htb_buffer(bps);
 }
 
 static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t classid,
@@ -188,13 +235,9 @@ static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint3
 	err = err ?: rtnl_htb_set_rate64(cl, rate / 8);
 	err = err ?: rtnl_htb_set_ceil64(cl, ceil / 8);
 	err = err ?: rtnl_htb_set_prio(cl, prio);
-	/* DRR quantum among classes of one priority: a tenth of a second's
-	 * worth of bytes at r2q=10 is HTB's own default; clamp it to where
-	 * HTB does not complain. */
-	err = err ?: rtnl_htb_set_quantum(cl, clamp_u32(rate / 8 / 10, QOS_MTU_FRAME,
-							QOS_HTB_QUANTUM_MAX));
-	err = err ?: rtnl_htb_set_rbuffer(cl, burst ? burst : htb_buffer(rate));
-	err = err ?: rtnl_htb_set_cbuffer(cl, burst ? burst : htb_buffer(ceil));
+	err = err ?: rtnl_htb_set_quantum(cl, qos_htb_quantum(rate));
+	err = err ?: rtnl_htb_set_rbuffer(cl, qos_tree_burst(rate, burst));
+	err = err ?: rtnl_htb_set_cbuffer(cl, qos_tree_burst(ceil, burst));
 	if (!err)
 		err = rtnl_class_add(sk, cl, NLM_F_CREATE);
 	rtnl_class_put(cl);
@@ -220,11 +263,25 @@ static int del_htb_class(struct nl_sock *sk, int ifindex, uint32_t classid)
 int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
 		  uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
 {
-	bool have_fq_codel = qos_qdisc_available("fq_codel");
+	bool tree = p->sched != QOS_SCHED_NONE;
+	bool have_fq_codel = tree && qos_qdisc_available("fq_codel");
 	unsigned int i;
 
+	if (p->sched == QOS_SCHED_PRIO && !qos_qdisc_available("prio")) {
+		snprintf(err, errlen,
+			 "%s: scheduler prio: this kernel lacks the PRIO qdisc (sch_prio, CONFIG_NET_SCH_PRIO)",
+			 p->path);
+		return -EOPNOTSUPP;
+	}
+	if (p->sched != QOS_SCHED_HTB && !qos_qdisc_available("tbf")) {
+		snprintf(err, errlen,
+			 "%s: scheduler %s: this kernel lacks the TBF qdisc (sch_tbf, CONFIG_NET_SCH_TBF)",
+			 p->path, qos_sched_name(p->sched));
+		return -EOPNOTSUPP;
+	}
+
 	meta->sched = p->sched;
-	meta->qdisc_handle = p->handle_major << 16;
+	meta->qdisc_handle = tree ? p->handle_major << 16 : 0;
 	meta->rate_bps = link_bps;
 	meta->nclasses = p->nclasses;
 	meta->default_class = qos_profile_class(p, p->default_class)->id;
@@ -235,7 +292,9 @@ int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan
 		memset(mc, 0, sizeof(*mc));
 		snprintf(mc->name, sizeof(mc->name), "%s", cl->name);
 		mc->id = cl->id;
-		mc->classid = qos_classid(p->handle_major, cl->id);
+		if (!tree)
+			continue;
+		mc->classid = qos_profile_classid(p, cl);
 		mc->rate_bps = plan[i].rate_bps;
 		mc->ceil_bps = plan[i].ceil_bps;
 		mc->prio = cl->prio;
@@ -287,6 +346,169 @@ static int set_htb_root(struct nl_sock *sk, int ifindex, uint32_t major, uint32_
 	return nl_to_errno(err);
 }
 
+uint32_t qos_leaf_handle(const struct qos_meta_class *mc)
+{
+	return (0x10 + mc->id) << 16;
+}
+
+uint32_t qos_tbf_handle(const struct qos_meta_class *mc)
+{
+	return (0x20 + mc->id) << 16;
+}
+
+bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *mc)
+{
+	return meta->sched == QOS_SCHED_PRIO && mc->ceil_bps < meta->rate_bps;
+}
+
+uint32_t qos_tbf_limit(const struct qos_meta_class *mc)
+{
+	/* TBF's own queue; a grafted leaf replaces it, but the kernel wants
+	 * one that holds at least the bucket. */
+	if (mc->leaf == QOS_LEAF_BFIFO && mc->leaf_limit)
+		return mc->leaf_limit;
+	return qos_tree_burst(mc->ceil_bps, mc->burst) + QOS_MTU_FRAME;
+}
+
+/*
+ * Replace changes a leaf of the same kind in place, keeping its queue. A
+ * leaf of another kind under the same handle is refused (EINVAL) by the
+ * kernel: delete it (the class falls back to a default pfifo meanwhile,
+ * nothing is dropped but that leaf's backlog) and add the new one.
+ */
+static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
+		    const struct qos_meta_class *mc)
+{
+	uint32_t limit = mc->leaf == QOS_LEAF_FQ_CODEL ? 0 : mc->leaf_limit;
+	const char *kind = qos_leaf_name(mc->leaf);
+	struct rtnl_qdisc *q;
+	int err;
+
+	err = add_qdisc(sk, ifindex, parent, qos_leaf_handle(mc), kind, limit,
+			NLM_F_CREATE | NLM_F_REPLACE);
+	if (err != -EINVAL)
+		return err;
+	q = rtnl_qdisc_alloc();
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), parent);
+	rtnl_tc_set_handle(TC_CAST(q), qos_leaf_handle(mc));
+	err = nl_to_errno(rtnl_qdisc_delete(sk, q));
+	rtnl_qdisc_put(q);
+	if (err)
+		return err;
+	return add_qdisc(sk, ifindex, parent, qos_leaf_handle(mc), kind, limit,
+			 NLM_F_CREATE | NLM_F_REPLACE);
+}
+
+static int add_tbf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
+		   const struct qos_meta_class *mc, uint64_t rate_bps)
+{
+	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), parent);
+	rtnl_tc_set_handle(TC_CAST(q), handle);
+	err = rtnl_tc_set_kind(TC_CAST(q), "tbf");
+	if (!err) {
+		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(mc));
+		/* Bytes per second; validation keeps it within an int. */
+		rtnl_qdisc_tbf_set_rate(q, rate_bps / 8, qos_tree_burst(rate_bps, mc->burst), 0);
+		err = rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
+	}
+	rtnl_qdisc_put(q);
+	if (err)
+		qos_dbg("tbf %x: parent %x: %s", handle >> 16, parent, nl_geterror(err));
+	return nl_to_errno(err);
+}
+
+/* TBF root (M:), the single class's leaf grafted on M:1. */
+static int tbf_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta)
+{
+	const struct qos_meta_class *mc = &meta->classes[0];
+	int err;
+
+	err = add_tbf(sk, ifindex, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps);
+	return err ?: add_leaf(sk, ifindex, meta->qdisc_handle | 1, mc);
+}
+
+/*
+ * PRIO root (M:) with a band per class in priority order; a band whose
+ * ceil is below the link gets a TBF (2N:) under it so that it cannot
+ * starve the bands below, and the leaf under that. Packets the egress
+ * program leaves alone (non-IP) take the default class's band through the
+ * priomap.
+ */
+static int prio_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta)
+{
+	uint8_t map[TC_PRIO_MAX + 1];
+	struct rtnl_qdisc *q;
+	uint32_t def_band = 0;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < meta->nclasses; i++)
+		if (meta->classes[i].id == meta->default_class)
+			def_band = TC_H_MIN(meta->classes[i].classid) - 1;
+	memset(map, def_band, sizeof(map));
+
+	q = rtnl_qdisc_alloc();
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+	rtnl_tc_set_handle(TC_CAST(q), meta->qdisc_handle);
+	err = rtnl_tc_set_kind(TC_CAST(q), "prio");
+	if (!err) {
+		rtnl_qdisc_prio_set_bands(q, qos_prio_bands(meta));
+		err = rtnl_qdisc_prio_set_priomap(q, map, sizeof(map));
+	}
+	err = err ?: rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
+	rtnl_qdisc_put(q);
+	if (err)
+		return nl_to_errno(err);
+
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class *mc = &meta->classes[i];
+		uint32_t parent = mc->classid;
+
+		if (qos_prio_capped(meta, mc)) {
+			err = add_tbf(sk, ifindex, parent, qos_tbf_handle(mc), mc, mc->ceil_bps);
+			if (err)
+				return err;
+			parent = qos_tbf_handle(mc) | 1;
+		}
+		err = add_leaf(sk, ifindex, parent, mc);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+unsigned int qos_prio_bands(const struct qos_meta *meta)
+{
+	/* PRIO takes no fewer than two bands. */
+	return meta->nclasses < 2 ? 2 : meta->nclasses;
+}
+
+/* HTB, PRIO and TBF cannot change into one another: a fresh tree of another
+ * kind under the same handle needs the old root gone first. */
+static int clear_other_root(struct nl_sock *sk, int ifindex, const struct qos_meta *meta)
+{
+	struct qos_root_info ri;
+	int err;
+
+	err = qos_root_info(sk, ifindex, &ri);
+	if (err || !ri.present || ri.handle != meta->qdisc_handle ||
+	    !strcmp(ri.kind, qos_sched_name(meta->sched)))
+		return err;
+	return qos_tree_remove(sk, ifindex, ri.handle);
+}
+
 static bool meta_has_class(const struct qos_meta *m, uint32_t classid)
 {
 	unsigned int i;
@@ -303,6 +525,16 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 	uint32_t parent = major | QOS_PARENT_MINOR;
 	unsigned int i;
 	int err;
+
+	if (fresh) {
+		err = clear_other_root(sk, ifindex, meta);
+		if (err)
+			return err;
+	}
+	if (meta->sched == QOS_SCHED_TBF)
+		return tbf_sync(sk, ifindex, meta);
+	if (meta->sched == QOS_SCHED_PRIO)
+		return prio_sync(sk, ifindex, meta);
 
 	/* A new root grafts over the kernel's default in one step. HTB has no
 	 * qdisc change operation, so an existing root is left as it is (the
@@ -323,15 +555,12 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
-		uint32_t leaf_handle = (0x10 + mc->id) << 16;
 
 		err = add_htb_class(sk, ifindex, parent, mc->classid, mc->rate_bps,
 				    mc->ceil_bps, mc->prio, mc->burst);
 		if (err)
 			return err;
-		err = add_qdisc(sk, ifindex, mc->classid, leaf_handle, qos_leaf_name(mc->leaf),
-				mc->leaf == QOS_LEAF_FQ_CODEL ? 0 : mc->leaf_limit,
-				NLM_F_CREATE | NLM_F_REPLACE);
+		err = add_leaf(sk, ifindex, mc->classid, mc);
 		if (err)
 			return err;
 	}
@@ -345,6 +574,9 @@ int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 	unsigned int i;
 	int err;
 
+	/* PRIO bands and TBF's one class go with the qdisc. */
+	if (meta->sched != QOS_SCHED_HTB || old->sched != QOS_SCHED_HTB)
+		return 0;
 	for (i = 0; i < old->nclasses && i < QOS_MAX_CLASSES; i++) {
 		if (meta_has_class(meta, old->classes[i].classid))
 			continue;

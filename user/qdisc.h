@@ -14,6 +14,7 @@ struct qos_root_info {
 	bool is_default;	/* kernel-created default root (handle 0:) */
 	uint32_t handle;
 	char kind[16];
+	bool clsact;		/* a clsact (or ingress) qdisc exists */
 };
 
 struct qos_class_stats {
@@ -63,5 +64,17 @@ int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
  */
 int qos_tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
 		  uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen);
+
+/*
+ * The parameters qos_tree_sync() derives, for the dry-run to print exactly
+ * what would be installed.
+ */
+uint32_t qos_htb_quantum(uint64_t rate_bps);
+uint32_t qos_tree_burst(uint64_t bps, uint32_t burst);	/* @burst 0: from @bps */
+uint32_t qos_leaf_handle(const struct qos_meta_class *mc);
+uint32_t qos_tbf_handle(const struct qos_meta_class *mc);
+uint32_t qos_tbf_limit(const struct qos_meta_class *mc);
+bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *mc);
+unsigned int qos_prio_bands(const struct qos_meta *meta);
 
 #endif /* __QOS_QDISC_H */

@@ -15,9 +15,16 @@
 #include <bpf/libbpf.h>
 
 #include "apply.h"
+#include "confirm.h"
+#include "dryrun.h"
+#include "exporter.h"
+#include "lock.h"
 #include "profile.h"
+#include "prom.h"
 #include "report.h"
+#include "rules.h"
 #include "util.h"
+#include "watch.h"
 
 #ifndef QOSCTL_VERSION
 #define QOSCTL_VERSION "0.1"
@@ -25,25 +32,39 @@
 
 static bool opt_json;
 static bool opt_stats;
+static bool opt_dry_run;
+static bool opt_prometheus;
+static unsigned int opt_confirm;	/* seconds; 0 = no confirmation */
+static unsigned int opt_watch;		/* seconds between readings */
+static unsigned int opt_count;		/* --watch intervals; 0 = until interrupted */
+static const char *opt_listen;
 
 struct args {
 	const char *dev;
 	const char *rate;
 };
 
-static int usage(FILE *f)
+static int usage(void)
 {
-	fprintf(f,
+	printf(
 		"Usage: qosctl [-v] [-j] [-s] COMMAND ...\n"
-		"  qosctl apply PROFILE dev IFACE rate RATE\n"
+		"  qosctl apply PROFILE dev IFACE rate RATE [--dry-run | --confirm SECONDS]\n"
+		"  qosctl confirm dev IFACE\n"
 		"  qosctl remove dev IFACE\n"
 		"  qosctl show dev IFACE [-j]\n"
-		"  qosctl stats dev IFACE [-j] [-s]\n"
+		"  qosctl stats dev IFACE [-j] [-s] [--watch SECONDS [--count N]]\n"
+		"  qosctl stats [dev IFACE] --prometheus\n"
+		"  qosctl exporter --listen [IPV6]:PORT|IPV4:PORT|:PORT\n"
 		"  qosctl validate PROFILE [rate RATE]\n"
 		"  qosctl list\n"
+		"  qosctl rule add dev IFACE [name NAME] [src PREFIX] [dst PREFIX]\n"
+		"                 [flowlabel LABEL[/MASK]] [proto PROTO] [priority N]\n"
+		"                 class NAME [set-dscp DSCP]\n"
+		"  qosctl rule del dev IFACE {id N | name NAME | MATCH}\n"
+		"  qosctl rule list dev IFACE [-j]\n"
 		"PROFILE is a name from the profile directories or a path; RATE as in tc\n"
 		"(100mbit, 1gbit). -j prints JSON, -s more counters, -v libbpf's log.\n");
-	return f == stderr ? 1 : 0;
+	return 0;
 }
 
 enum { ARG_DEV = 1, ARG_RATE = 2 };
@@ -95,11 +116,39 @@ static int parse_link_rate(const char *s, uint64_t *bps)
 	return 0;
 }
 
+/*
+ * Under the interface lock. A plain apply also confirms a pending one,
+ * like a new commit does in Junos; with --confirm the state it replaces
+ * is handed to a process that restores it on timeout.
+ */
+static int apply_locked(const char *profile, const char *dev, uint64_t bps, char *err,
+			size_t errlen)
+{
+	struct qos_confirm c;
+	int lock, ret = 0;
+
+	lock = qos_lock_dev(dev, err, errlen);
+	if (lock < 0)
+		return lock;
+	if (opt_confirm)
+		ret = qos_confirm_prepare(dev, &c, err, errlen);
+	ret = ret ?: qos_apply(profile, dev, bps, err, errlen);
+	if (!ret && opt_confirm)
+		ret = qos_confirm_arm(dev, &c, opt_confirm, lock, err, errlen);
+	else if (!ret)
+		qos_confirm_cancel(dev);
+	if (opt_confirm)
+		qos_confirm_release(&c);
+	qos_unlock_dev(lock);
+	return ret;
+}
+
 static int do_apply(int argc, char **argv)
 {
 	struct args a = {};
 	char err[512];
 	uint64_t bps;
+	int ret;
 
 	if (argc < 1) {
 		qos_err("apply: missing PROFILE");
@@ -108,10 +157,21 @@ static int do_apply(int argc, char **argv)
 	if (parse_kv(argc - 1, argv + 1, &a, ARG_DEV | ARG_RATE) || need_dev(&a) ||
 	    parse_link_rate(a.rate, &bps))
 		return -EINVAL;
-	if (qos_apply(argv[0], a.dev, bps, err, sizeof(err))) {
+	if (opt_dry_run && opt_confirm) {
+		qos_err("apply: --dry-run and --confirm exclude each other");
+		return -EINVAL;
+	}
+	if (opt_dry_run)
+		ret = qos_dry_run(argv[0], a.dev, bps, stdout, err, sizeof(err));
+	else
+		ret = apply_locked(argv[0], a.dev, bps, err, sizeof(err));
+	if (ret) {
 		qos_err("apply: %s", err);
 		return -1;
 	}
+	if (opt_confirm)
+		printf("dev %s: applied; rolls back in %us unless 'qosctl confirm dev %s'\n",
+		       a.dev, opt_confirm, a.dev);
 	return 0;
 }
 
@@ -119,10 +179,16 @@ static int do_remove(int argc, char **argv)
 {
 	struct args a = {};
 	char err[512];
+	int lock, ret;
 
 	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
 		return -EINVAL;
-	if (qos_remove(a.dev, err, sizeof(err))) {
+	lock = qos_lock_dev(a.dev, err, sizeof(err));
+	ret = lock < 0 ? lock : qos_remove(a.dev, err, sizeof(err));
+	if (!ret)
+		qos_confirm_cancel(a.dev);
+	qos_unlock_dev(lock);
+	if (ret) {
 		qos_err("remove: %s", err);
 		return -1;
 	}
@@ -153,14 +219,112 @@ static int do_show(int argc, char **argv)
 	return err;
 }
 
+static int stats_prometheus(const char *dev)
+{
+	static struct qos_report one;
+	const struct qos_report *rp[1] = { &one };
+	struct qos_report *all = NULL;
+	const struct qos_report **allp;
+	char err[512];
+	int i, n;
+
+	if (dev) {
+		if (qos_report_read(dev, &one, err, sizeof(err))) {
+			qos_err("stats: %s", err);
+			return -1;
+		}
+		qos_prom_write(stdout, rp, 1);
+		return 0;
+	}
+	n = qos_report_read_all(&all);
+	if (n < 0) {
+		qos_err("stats: reading qosctl state: %s", strerror(-n));
+		return n;
+	}
+	allp = calloc(n ?: 1, sizeof(*allp));
+	if (!allp) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		allp[i] = &all[i];
+	qos_prom_write(stdout, allp, n);
+	free(allp);
+	free(all);
+	return 0;
+}
+
 static int do_stats(int argc, char **argv)
 {
 	static struct qos_report r;
-	int err = read_report(argc, argv, "stats", &r);
+	struct args a = {};
+	char err[512];
+	int ret;
 
-	if (!err)
+	if (opt_prometheus) {
+		if (opt_json || opt_watch) {
+			qos_err("stats: --prometheus excludes -j and --watch");
+			return -EINVAL;
+		}
+		if (parse_kv(argc, argv, &a, ARG_DEV))
+			return -EINVAL;
+		return stats_prometheus(a.dev);
+	}
+	if (opt_watch) {
+		if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+			return -EINVAL;
+		ret = qos_stats_watch(a.dev, opt_watch, opt_count, opt_json, stdout, err,
+				      sizeof(err));
+		if (ret)
+			qos_err("stats: %s", err);
+		return ret;
+	}
+	ret = read_report(argc, argv, "stats", &r);
+	if (!ret)
 		qos_report_stats(stdout, &r, opt_json, opt_stats);
-	return err;
+	return ret;
+}
+
+static int do_confirm(int argc, char **argv)
+{
+	struct args a = {};
+	char err[512];
+	int lock, ret;
+
+	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+		return -EINVAL;
+	lock = qos_lock_dev(a.dev, err, sizeof(err));
+	if (lock < 0) {
+		qos_err("confirm: %s", err);
+		return lock;
+	}
+	ret = qos_confirm_cancel(a.dev);
+	qos_unlock_dev(lock);
+	if (!ret) {
+		qos_err("confirm: dev %s: no apply is waiting for confirmation", a.dev);
+		return -ENOENT;
+	}
+	printf("dev %s: confirmed\n", a.dev);
+	return 0;
+}
+
+static int do_exporter(int argc, char **argv)
+{
+	char err[512];
+
+	if (argc) {
+		qos_err("exporter: unexpected argument '%s'", argv[0]);
+		return -EINVAL;
+	}
+	if (!opt_listen) {
+		qos_err("exporter: missing --listen ADDR:PORT");
+		return -EINVAL;
+	}
+	if (qos_exporter_run(opt_listen, err, sizeof(err))) {
+		qos_err("exporter: %s", err);
+		return -1;
+	}
+	return 0;
 }
 
 static int do_validate(int argc, char **argv)
@@ -184,7 +348,8 @@ static int do_validate(int argc, char **argv)
 		qos_err("validate: %s", err);
 		return -1;
 	}
-	printf("%s: ok (%u classes)\n", p.path, p.nclasses);
+	printf("%s: ok (%u classes, %zu rules)\n", p.path, p.nclasses, p.rules.n);
+	qos_profile_free(&p);
 	return 0;
 }
 
@@ -221,11 +386,43 @@ static int do_list(int argc, char **argv)
 			snprintf(full, sizeof(full), "%s/%s", dir, ents[i]->d_name);
 			if (!qos_profile_load(full, &p, err, sizeof(err)))
 				printf("%-16s %s\n", p.name, p.description);
+			qos_profile_free(&p);
 		}
 		free(ents[i]);
 	}
 	free(ents);
 	return 0;
+}
+
+/* rule add|del|list dev IFACE ...: "dev IFACE" comes first. */
+static int do_rule(int argc, char **argv)
+{
+	const char *sub = argc ? argv[0] : "";
+	char err[512];
+	int ret;
+
+	if (strcmp(sub, "add") && strcmp(sub, "del") && strcmp(sub, "list")) {
+		qos_err("rule: expected add, del or list (try 'qosctl help')");
+		return -EINVAL;
+	}
+	if (argc < 3 || strcmp(argv[1], "dev") || !*argv[2]) {
+		qos_err("rule %s: missing 'dev IFACE'", sub);
+		return -EINVAL;
+	}
+	if (!strcmp(sub, "list")) {
+		if (argc > 3) {
+			qos_err("rule list: unexpected argument '%s'", argv[3]);
+			return -EINVAL;
+		}
+		ret = qos_rule_cmd_list(stdout, argv[2], opt_json, err, sizeof(err));
+	} else if (!strcmp(sub, "add")) {
+		ret = qos_rule_cmd_add(argv[2], argc - 3, argv + 3, err, sizeof(err));
+	} else {
+		ret = qos_rule_cmd_del(argv[2], argc - 3, argv + 3, err, sizeof(err));
+	}
+	if (ret)
+		qos_err("rule %s: %s", sub, err);
+	return ret;
 }
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -246,7 +443,32 @@ static const struct cmd {
 	{ "stats", do_stats },
 	{ "validate", do_validate },
 	{ "list", do_list },
+	{ "rule", do_rule },
+	{ "confirm", do_confirm },
+	{ "exporter", do_exporter },
 };
+
+/* Long-only options. */
+enum {
+	OPT_DRY_RUN = 256,
+	OPT_CONFIRM,
+	OPT_PROMETHEUS,
+	OPT_WATCH,
+	OPT_COUNT,
+	OPT_LISTEN,
+};
+
+static int seconds_arg(const char *opt, const char *v, unsigned int *out)
+{
+	uint32_t u;
+
+	if (qos_parse_u32(v, &u) || !u || u > 86400) {
+		qos_err("%s '%s': expected seconds, 1-86400", opt, v);
+		return -EINVAL;
+	}
+	*out = u;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -256,12 +478,21 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "confirm", required_argument, NULL, OPT_CONFIRM },
+		{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
+		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{},
 	};
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jsvhV", opts, NULL)) != -1) {
+	/* Errors are one "qosctl: " line, like every other error: getopt's
+	 * own messages are off (opterr, and ':' to tell a missing value). */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jsvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			opt_json = true;
@@ -273,20 +504,50 @@ int main(int argc, char **argv)
 			qos_verbose = true;
 			break;
 		case 'h':
-			return usage(stdout);
+			return usage();
 		case 'V':
 			printf("qosctl %s (libbpf %s)\n", QOSCTL_VERSION, libbpf_version_string());
 			return 0;
+		case OPT_DRY_RUN:
+			opt_dry_run = true;
+			break;
+		case OPT_CONFIRM:
+			if (seconds_arg("--confirm", optarg, &opt_confirm))
+				return 1;
+			break;
+		case OPT_PROMETHEUS:
+			opt_prometheus = true;
+			break;
+		case OPT_WATCH:
+			if (seconds_arg("--watch", optarg, &opt_watch))
+				return 1;
+			break;
+		case OPT_COUNT:
+			if (seconds_arg("--count", optarg, &opt_count))
+				return 1;
+			break;
+		case OPT_LISTEN:
+			opt_listen = optarg;
+			break;
+		case ':':
+			qos_err("option '%s' needs a value", argv[optind - 1]);
+			return 1;
 		default:
-			return usage(stderr);
+			if (optopt)
+				qos_err("unknown option '-%c' (try 'qosctl help')", optopt);
+			else
+				qos_err("unknown option '%s' (try 'qosctl help')", argv[optind - 1]);
+			return 1;
 		}
 	}
 	libbpf_set_print(print_libbpf);
 
-	if (optind >= argc)
-		return usage(stderr);
+	if (optind >= argc) {
+		qos_err("missing command (try 'qosctl help')");
+		return 1;
+	}
 	if (!strcmp(argv[optind], "help"))
-		return usage(stdout);
+		return usage();
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[optind], cmds[i].name))
 			return cmds[i].fn(argc - optind - 1, argv + optind + 1) ? 1 : 0;

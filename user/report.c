@@ -16,7 +16,8 @@ const char *const qos_family_names[QOS_FAM_MAX] = { "ipv4", "ipv6", "ipv6in4" };
 const char *const qos_dir_names[QOS_DIR_MAX] = { "ingress", "egress" };
 const char *const qos_verdict_names[QOS_V_MAX] = { "pass", "drop", "remark", "demote" };
 const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncated",
-						      "bad_header" };
+						      "bad_header", "bad_length", "bad_ext_header",
+						      "ext_chain_too_long" };
 
 int qos_report_read(const char *ifname, struct qos_report *r, char *err, size_t errlen)
 {
@@ -37,7 +38,8 @@ int qos_report_read(const char *ifname, struct qos_report *r, char *err, size_t 
 	}
 	ret = qos_meta_read(m.meta, &r->meta);
 	ret = ret ?: qos_cfg_read(m.cfg, &r->cfg);
-	if (ret || r->meta.version != QOS_META_VERSION) {
+	if (ret || r->meta.version != QOS_META_VERSION ||
+	    (r->meta.flags & QOS_META_F_PENDING)) {
 		snprintf(err, errlen, "dev %s: incomplete qosctl state (run apply or remove)",
 			 ifname);
 		qos_maps_close(&m);
@@ -67,6 +69,11 @@ int qos_report_read(const char *ifname, struct qos_report *r, char *err, size_t 
 					rc->dscp[t] |= 1ULL << c;
 		if (sk)
 			rc->have_q = !qos_class_stats(sk, ifindex, rc->mc.classid, &rc->q);
+		if (r->cfg.class_policer[id]) {
+			ret = qos_police_read(ifname, r->cfg.class_policer[id], &rc->police);
+			if (ret)
+				goto out;
+		}
 	}
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++) {
@@ -125,7 +132,7 @@ static json_object *class_stats_json(const struct qos_report_class *rc, bool det
 			struct qos_ctr tot = fam_total(rc, d, f);
 			json_object *fo = ctr_json(&tot);
 
-			if (details) {
+			if (details || rc->police.set) {
 				json_object *vo = json_object_new_object();
 
 				for (v = 0; v < QOS_V_MAX; v++)
@@ -137,6 +144,8 @@ static json_object *class_stats_json(const struct qos_report_class *rc, bool det
 		}
 		json_object_object_add(o, qos_dir_names[d], dir);
 	}
+	if (rc->police.set)
+		json_object_object_add(o, "police", qos_police_stats_json(&rc->police));
 	if (rc->have_q) {
 		json_object *q = json_object_new_object();
 
@@ -203,7 +212,7 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, bool detai
 					(unsigned long long)tot.bytes);
 			}
 			fputc('\n', f);
-			for (v = 1; details && v < QOS_V_MAX; v++) {
+			for (v = 1; (details || rc->police.set) && v < QOS_V_MAX; v++) {
 				fprintf(f, "%-10s   %-6s", "", qos_verdict_names[v]);
 				for (fm = 0; fm < QOS_FAM_MAX; fm++)
 					fprintf(f, " %14llu %16llu",
@@ -212,6 +221,8 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, bool detai
 				fputc('\n', f);
 			}
 		}
+		if (rc->police.set)
+			qos_police_print_stats(f, &rc->police);
 		if (rc->have_q)
 			fprintf(f, "%-10s qdisc    sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, backlog %llub %llup\n",
 				"", (unsigned long long)rc->q.bytes,
@@ -261,8 +272,12 @@ static void print_dscp(FILE *f, uint64_t set)
 
 void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 {
+	const char *names[QOS_MAX_CLASSES] = {};
 	char a[32], b[32], cid[16];
 	unsigned int i;
+
+	for (i = 0; i < r->meta.nclasses; i++)
+		names[r->cls[i].mc.id & (QOS_MAX_CLASSES - 1)] = r->cls[i].mc.name;
 
 	if (json) {
 		json_object *o = json_object_new_object();
@@ -300,6 +315,10 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 					       json_object_new_boolean(mc->id == r->meta.default_class));
 			json_object_object_add(c, "dscp4", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV4]));
 			json_object_object_add(c, "dscp6", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV6]));
+			if (r->cls[i].police.set)
+				json_object_object_add(c, "police",
+						       qos_police_config_json(&r->cls[i].police.pol,
+									      names));
 			json_object_array_add(cls, c);
 		}
 		json_object_object_add(o, "classes", cls);
@@ -319,18 +338,28 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		const struct qos_meta_class *mc = &r->cls[i].mc;
 		char leaf[32];
 
-		fmt_classid(mc->classid, cid, sizeof(cid));
-		if (mc->leaf == QOS_LEAF_FQ_CODEL)
-			snprintf(leaf, sizeof(leaf), "fq_codel");
-		else
-			snprintf(leaf, sizeof(leaf), "%s %u%s", qos_leaf_name(mc->leaf),
-				 mc->leaf_limit, mc->leaf == QOS_LEAF_BFIFO ? "b" : "p");
-		fprintf(f, "%-10s %3u %-8s %-10s %-10s %4u %-16s ", mc->name, mc->id, cid,
-			qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
-			qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio, leaf);
+		if (r->meta.sched == QOS_SCHED_NONE) {
+			/* No qdisc tree: nothing but the DSCPs and policers. */
+			fprintf(f, "%-10s %3u %-8s %-10s %-10s %4s %-16s ", mc->name, mc->id, "-",
+				"-", "-", "-", "-");
+		} else {
+			fmt_classid(mc->classid, cid, sizeof(cid));
+			if (mc->leaf == QOS_LEAF_FQ_CODEL)
+				snprintf(leaf, sizeof(leaf), "fq_codel");
+			else
+				snprintf(leaf, sizeof(leaf), "%s %u%s", qos_leaf_name(mc->leaf),
+					 mc->leaf_limit, mc->leaf == QOS_LEAF_BFIFO ? "b" : "p");
+			fprintf(f, "%-10s %3u %-8s %-10s %-10s %4u %-16s ", mc->name, mc->id, cid,
+				qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
+				qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio, leaf);
+		}
 		print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV4]);
 		fputs(" | ", f);
 		print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV6]);
 		fputs(mc->id == r->meta.default_class ? " (default)\n" : "\n", f);
+		if (r->cls[i].police.set) {
+			fprintf(f, "%-10s ", "");
+			qos_police_print_config(f, &r->cls[i].police.pol, names);
+		}
 	}
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "../bpf/qos_common.h"
+#include "police.h"
 #include "qdisc.h"
 
 struct qos_report_class {
@@ -15,6 +16,7 @@ struct qos_report_class {
 	struct qos_class_stats q;
 	bool have_q;
 	uint64_t dscp[QOS_TABLE_MAX];	/* code points that map to this class */
+	struct qos_police_report police;
 };
 
 struct qos_report {

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,14 @@ void qos_dbg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void qos_fault_point(const char *step)
+{
+	const char *f = getenv("QOSCTL_FAULT");
+
+	if (f && !strcmp(f, step))
+		raise(SIGKILL);
 }
 
 struct unit {

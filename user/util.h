@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 
 /* Set by -v; libbpf and libnl chatter is shown only then. */
 extern bool qos_verbose;
@@ -31,6 +33,12 @@ int qos_parse_u32(const char *s, uint32_t *v);
 
 /* DSCP by number (0-63) or name: be, df, ef, va, le, csN, afXY. */
 int qos_parse_dscp(const char *s, uint8_t *dscp);
+
+/*
+ * Test hook: if QOSCTL_FAULT names @step, die by SIGKILL there, as an OOM
+ * kill or a crash would, so tests can prove recovery from every step.
+ */
+void qos_fault_point(const char *step);
 
 /* "100mbit" style rendering for tables and dry-runs. */
 const char *qos_fmt_rate(uint64_t bps, char *buf, size_t len);

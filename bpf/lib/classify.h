@@ -62,4 +62,27 @@ static __always_inline void qos_count_unparsed(__u32 dir, __u32 reason, __u32 le
 	}
 }
 
+/*
+ * IPv6 neighbour discovery and router advertisements (ICMPv6 133-137) into
+ * the network-control class, whatever their Traffic Class: the GRNET seed
+ * saw IPv6 BGP sessions break on congested ports while IPv4 ones held, so
+ * the neighbour reachability routing depends on must not queue behind a
+ * flood. The type is read with bpf_skb_load_bytes() so the parser needs no
+ * bounds for it; ND messages carry no extension headers (RFC 4861), so it
+ * follows the fixed header directly.
+ */
+static __always_inline __u32 qos_classify_nd(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					     const struct qos_pkt *pkt, __u32 cls)
+{
+	__u8 type;
+
+	if (!cfg->nd_class || pkt->table != QOS_TABLE_IPV6 || pkt->proto != IPPROTO_ICMPV6)
+		return cls;
+	if (bpf_skb_load_bytes(skb, pkt->l3_off + sizeof(struct ipv6hdr), &type, 1))
+		return cls;
+	if (type < 133 || type > 137)
+		return cls;
+	return cfg->nd_class & (QOS_MAX_CLASSES - 1);
+}
+
 #endif /* __QOS_LIB_CLASSIFY_H */

@@ -40,4 +40,48 @@ struct {
 	__type(value, struct qos_meta);
 } qos_meta SEC(".maps") __weak;
 
+/*
+ * Classification rules (bpf/lib/rules.h). qosctl sizes qos_rules and
+ * qos_rule_stats from the profile before loading; without preallocation the
+ * hash holds memory for the rules installed, not for its limit.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, QOS_RULES_DEFAULT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct qos_rule_key);
+	__type(value, struct qos_rule_val);
+} qos_rules SEC(".maps") __weak;
+
+/* Per-rule hits, indexed by qos_rule_val.id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, QOS_RULES_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct qos_ctr);
+} qos_rule_stats SEC(".maps") __weak;
+
+/* The live and the spare shape set; qos_cfg.rules says which is live. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct qos_rule_set);
+} qos_rule_sets SEC(".maps") __weak;
+
+/* Policers; see struct qos_policer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, QOS_POLICERS_MAX);
+	__type(key, __u32);
+	__type(value, struct qos_policer);
+} qos_policers SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, QOS_POLICE_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct qos_ctr);
+} qos_police_stats SEC(".maps") __weak;
+
 #endif /* __QOS_LIB_MAPS_H */

@@ -35,40 +35,79 @@ struct qos_vlan_hdr {
 	__be16 proto;
 };
 
+/*
+ * skb->data and skb->data_end, loaded afresh: clang otherwise reuses a
+ * 32-bit copy of an earlier load and zero-extends it, which the verifier
+ * refuses as pointer arithmetic.
+ */
+static __always_inline void *qos_skb_data(const struct __sk_buff *skb)
+{
+	void *p;
+
+	asm volatile("%0 = *(u32 *)(%1 + %2)" : "=r"(p)
+		     : "r"(skb), "i"(__builtin_offsetof(struct __sk_buff, data)));
+	return p;
+}
+
+static __always_inline void *qos_skb_data_end(const struct __sk_buff *skb)
+{
+	void *p;
+
+	asm volatile("%0 = *(u32 *)(%1 + %2)" : "=r"(p)
+		     : "r"(skb), "i"(__builtin_offsetof(struct __sk_buff, data_end)));
+	return p;
+}
+
 struct qos_pkt {
 	__u32 l3_off;		/* offset of the header that was classified */
+	__u32 l3_end;		/* where its payload ends, by its length field */
 	__u32 flowlabel;	/* IPv6 flow label, host order, 20 bits */
 	__u8 family;		/* enum qos_family */
 	__u8 table;		/* enum qos_table the DSCP is looked up in */
 	__u8 dscp;
-	__u8 proto;		/* IPv4 protocol / IPv6 next header */
+	__u8 proto;		/* IPv4 protocol / IPv6 next header, upper-layer
+				 * protocol once qos_parse_ipv6_ext() ran */
 };
 
+/*
+ * A packet whose length field runs past the end of the frame is truncated;
+ * one that runs past the end of its enclosing packet (@limit, the outer IPv4
+ * packet of 6in4, when the frame is longer) has a bad length. A length of 0
+ * is left unchecked: an IPv6 jumbogram, or a BIG TCP super-packet at egress,
+ * whose length is skb->len.
+ */
 static __always_inline int qos_parse_ipv6(void *data, void *data_end, __u32 off,
-					  struct qos_pkt *pkt)
+					  __u32 limit, __u32 len, struct qos_pkt *pkt)
 {
 	struct ipv6hdr *ip6 = data + off;
-	__u32 vtc;
+	__u32 vtc, plen;
 
 	if ((void *)(ip6 + 1) > data_end)
 		return QOS_UNP_TRUNCATED;
-	if (ip6->version != 6)
-		return QOS_UNP_BAD_HDR;
-
 	vtc = bpf_ntohl(*(__be32 *)ip6);
+	if (vtc >> 28 != 6)
+		return QOS_UNP_BAD_HDR;
+	plen = bpf_ntohs(ip6->payload_len);
+	if (plen && off + sizeof(*ip6) + plen > limit)
+		return limit < len ? QOS_UNP_BAD_LEN : QOS_UNP_TRUNCATED;
+
 	pkt->l3_off = off;
+	pkt->l3_end = plen ? off + sizeof(*ip6) + plen : limit;
 	pkt->table = QOS_TABLE_IPV6;
 	pkt->dscp = (vtc >> 22) & 0x3f;
-	pkt->flowlabel = vtc & 0xfffff;
+	pkt->flowlabel = vtc & QOS_FLOWLABEL_MASK;
 	pkt->proto = ip6->nexthdr;
 	return QOS_UNP_NONE;
 }
 
 /*
  * Parse Ethernet, up to QOS_VLAN_MAX inline 802.1Q/802.1ad tags, and the IP
- * header. IPv6-in-IPv4 (protocol 41) is classified on the inner IPv6 header
- * when the outer packet is not a later fragment (only the first fragment
- * carries the inner header).
+ * header, with its options. Every IPv4 fragment is classified on its DSCP
+ * and addresses, which each fragment carries.
+ *
+ * IPv6-in-IPv4 (protocol 41) is classified on the inner IPv6 header. A later
+ * fragment of the outer packet has no inner header: it still counts as
+ * ipv6in4 but is classified on the outer header.
  */
 static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 {
@@ -76,9 +115,11 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	void *data = (void *)(long)skb->data;
 	struct ethhdr *eth = data;
 	__u32 off = sizeof(*eth);
+	__u32 len = skb->len;
 	struct iphdr *ip4;
+	__u32 ihl, tot, end;
+	__u16 frag;
 	__be16 proto;
-	__u32 ihl;
 	int i;
 
 	if ((void *)(eth + 1) > data_end)
@@ -99,7 +140,7 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 
 	if (proto == bpf_htons(ETH_P_IPV6)) {
 		pkt->family = QOS_FAM_IPV6;
-		return qos_parse_ipv6(data, data_end, off, pkt);
+		return qos_parse_ipv6(data, data_end, off, len, len, pkt);
 	}
 	if (proto != bpf_htons(ETH_P_IP))
 		return QOS_UNP_NON_IP;
@@ -110,23 +151,94 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	if (ip4->version != 4 || ip4->ihl < 5)
 		return QOS_UNP_BAD_HDR;
 	ihl = ip4->ihl * 4;
+	if (data + off + ihl > data_end)
+		return QOS_UNP_TRUNCATED;
+	tot = bpf_ntohs(ip4->tot_len);
+	if (tot && tot < ihl)
+		return QOS_UNP_BAD_LEN;
+	if (off + tot > len)
+		return QOS_UNP_TRUNCATED;
+	end = tot ? off + tot : len;
 
 	pkt->family = QOS_FAM_IPV4;
 	pkt->table = QOS_TABLE_IPV4;
 	pkt->l3_off = off;
+	pkt->l3_end = end;
 	pkt->dscp = ip4->tos >> 2;
 	pkt->proto = ip4->protocol;
 	pkt->flowlabel = 0;
 
-	if (ip4->protocol == IPPROTO_IPV6 &&
-	    !(ip4->frag_off & bpf_htons(0x1fff))) {
-		struct qos_pkt inner;
+	if (ip4->protocol != IPPROTO_IPV6)
+		return QOS_UNP_NONE;
+	pkt->family = QOS_FAM_IPV6IN4;
+	frag = bpf_ntohs(ip4->frag_off);
+	if (frag & 0x1fff)
+		return QOS_UNP_NONE;
+	/* A first fragment holds only part of the inner packet: its length
+	 * cannot be checked. */
+	return qos_parse_ipv6(data, data_end, off + ihl, frag & 0x2000 ? ~0U : end, len, pkt);
+}
 
-		if (qos_parse_ipv6(data, data_end, off + ihl, &inner) == QOS_UNP_NONE) {
-			*pkt = inner;
-			pkt->family = QOS_FAM_IPV6IN4;
+/* Extension headers followed to reach the upper-layer protocol. */
+#define QOS_IPV6_EXT_MAX	8
+
+/*
+ * Walk the IPv6 extension headers after the header qos_parse() classified
+ * and leave the upper-layer protocol in pkt->proto. Called only when a rule
+ * compares the protocol, so other packets never pay for it.
+ *
+ * Hop-by-Hop, Routing, Fragment, Destination Options and AH are followed; any
+ * other value is the upper-layer protocol (ESP, No Next Header, Mobility
+ * included, so rules can match them). A later fragment ends the walk at its
+ * Fragment header, whose next header is the protocol the fragmentable part
+ * starts with: every fragment of a packet gets the same answer, as IPv4
+ * fragments do. Reads go through bpf_skb_load_bytes(), so a chain longer
+ * than the linear area needs no pull.
+ */
+static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_pkt *pkt)
+{
+	__u32 off = pkt->l3_off + sizeof(struct ipv6hdr);
+	__u32 len = skb->len;
+	__u8 nh = pkt->proto;
+	__u8 hdr[4];
+	__u32 hlen;
+	int i;
+
+	for (i = 0; i < QOS_IPV6_EXT_MAX; i++) {
+		if (nh != IPPROTO_HOPOPTS && nh != IPPROTO_ROUTING && nh != IPPROTO_DSTOPTS &&
+		    nh != IPPROTO_FRAGMENT && nh != IPPROTO_AH) {
+			pkt->proto = nh;
+			return QOS_UNP_NONE;
 		}
+		/* RFC 8200 4.1: Hop-by-Hop only right after the IPv6 header. */
+		if (nh == IPPROTO_HOPOPTS && i)
+			return QOS_UNP_BAD_EXT;
+		/* Every extension header is at least 8 bytes. Past the frame
+		 * is truncated, past the payload length a bad length. */
+		if (off + 8 > pkt->l3_end)
+			return off + 8 > len ? QOS_UNP_TRUNCATED : QOS_UNP_BAD_LEN;
+		if (bpf_skb_load_bytes(skb, off, hdr, sizeof(hdr)))
+			return QOS_UNP_TRUNCATED;
+		if (nh == IPPROTO_FRAGMENT) {
+			if ((hdr[2] << 8 | hdr[3]) & 0xfff8) {
+				pkt->proto = hdr[0];
+				return QOS_UNP_NONE;
+			}
+			hlen = 8;
+		} else if (nh == IPPROTO_AH) {
+			hlen = (hdr[1] + 2) * 4;
+		} else {
+			hlen = (hdr[1] + 1) * 8;
+		}
+		if (off + hlen > pkt->l3_end)
+			return off + hlen > len ? QOS_UNP_TRUNCATED : QOS_UNP_BAD_LEN;
+		nh = hdr[0];
+		off += hlen;
 	}
+	if (nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_DSTOPTS ||
+	    nh == IPPROTO_FRAGMENT || nh == IPPROTO_AH)
+		return QOS_UNP_EXT_CHAIN;
+	pkt->proto = nh;
 	return QOS_UNP_NONE;
 }
 

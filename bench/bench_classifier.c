@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per-packet cost of the ingress classifier through BPF_PROG_TEST_RUN, for
+ * each packet shape, with 1, 1k, 64k and 1M rules per family installed by
+ * the rule manager qosctl uses. Every packet matches one rule in the middle
+ * of the table, so the numbers include the hit, the hit counter and the
+ * mark. The cost of test_run itself (an empty tc program) is printed apart.
+ *
+ * Usage: bench_classifier [-r REPEAT] [-n RUNS] [-l LEVELS]
+ * Each cell is the fastest of RUNS batches of REPEAT packets: on a shared
+ * machine other work only ever adds time, so the minimum is the estimate
+ * least disturbed by it. -l 2 stops after the first two rule counts.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "pkt.h"
+#include "profile.h"
+#include "qos.skel.h"
+#include "rules.h"
+
+enum { S_V4, S_V6, S_V6EXT, S_6IN4, S_VLAN, S_MAX };
+
+static const char *const shape_names[S_MAX] = {
+	"ipv4", "ipv6", "ipv6+3 ext hdrs", "6in4", "vlan ipv4",
+};
+
+static const uint32_t levels[] = { 1, 1000, 65536, 1 << 20 };
+#define NLEVELS		(sizeof(levels) / sizeof(levels[0]))
+#define CAPACITY	((1 << 20) * 2 + 16)
+
+static uint32_t cls_pip, cls_lbe;
+
+static void v4_rule(struct qos_rule *r, uint32_t i)
+{
+	uint32_t s = htonl(0x0a000000 | i), d = htonl(0xc0000201);
+
+	qos_rule_init(r);
+	r->family = AF_INET;
+	memcpy(r->src, &s, 4);
+	memcpy(r->dst, &d, 4);
+	r->src_len = r->dst_len = 32;
+	r->has_src = r->has_dst = true;
+	r->class_id = i & 1 ? cls_lbe : cls_pip;
+}
+
+static void v6_rule(struct qos_rule *r, uint32_t i)
+{
+	uint32_t s = htonl(i);
+
+	qos_rule_init(r);
+	r->family = AF_INET6;
+	inet_pton(AF_INET6, "2001:db8:100::", r->src);
+	memcpy(r->src + 12, &s, 4);
+	inet_pton(AF_INET6, "2001:db8:200::1", r->dst);
+	r->src_len = r->dst_len = 128;
+	r->has_src = r->has_dst = true;
+	r->flowlabel = i & QOS_FLOWLABEL_MASK;
+	r->fl_mask = QOS_FLOWLABEL_MASK;
+	r->class_id = i & 1 ? cls_lbe : cls_pip;
+}
+
+/* A UDP packet of @shape that matches rule @i of its family. */
+static void build(struct pkt *p, int shape, uint32_t i)
+{
+	struct qos_rule r;
+	size_t l3;
+
+	pkt_init(p);
+	pkt_eth(p);
+	if (shape == S_VLAN)
+		pkt_vlan(p, ETH_P_8021Q, 100);
+	l3 = p->len;
+	if (shape == S_V4 || shape == S_VLAN) {
+		struct iphdr *ip = pkt_ipv4(p, 0, IPPROTO_UDP, 0);
+
+		v4_rule(&r, i);
+		memcpy(&ip->saddr, r.src, 4);
+		memcpy(&ip->daddr, r.dst, 4);
+	} else {
+		struct ipv6hdr *ip6;
+
+		if (shape == S_6IN4)
+			pkt_ipv4(p, 0, IPPROTO_IPV6, 0);
+		v6_rule(&r, i);
+		ip6 = pkt_ipv6(p, 0, r.flowlabel, IPPROTO_UDP);
+		memcpy(&ip6->saddr, r.src, 16);
+		memcpy(&ip6->daddr, r.dst, 16);
+		if (shape == S_V6EXT) {
+			pkt_ipv6_ext(p, IPPROTO_HOPOPTS, 8, 0);
+			pkt_ipv6_ext(p, IPPROTO_DSTOPTS, 8, 0);
+			pkt_ipv6_ext(p, IPPROTO_ROUTING, 24, 0);
+		}
+	}
+	pkt_payload(p, 8 + 64);
+	pkt_end(p, l3);
+}
+
+/* ns per packet of one batch of @repeat runs. The batch is timed here:
+ * test_run's own duration is rounded to whole ns. */
+static double batch(int prog, const struct pkt *p, uint32_t repeat, uint32_t *cls)
+{
+	struct __sk_buff ctx = {};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = p->buf, .data_size_in = p->len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
+		    .ctx_size_out = sizeof(ctx), .repeat = repeat);
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (bpf_prog_test_run_opts(prog, &opts) || (int)opts.retval != TC_ACT_UNSPEC) {
+		fprintf(stderr, "bench: test_run failed: %s\n", strerror(errno));
+		exit(1);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (cls)
+		*cls = (ctx.mark >> 16) & 0xf;
+	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / repeat;
+}
+
+/* The fastest of @runs batches per shape, the shapes taking turns so that
+ * a burst of other work on the machine does not land on one shape only. */
+static void measure(int prog, struct pkt *pkts, uint32_t repeat, int runs, double *ns,
+		    uint32_t *cls)
+{
+	int r, s;
+
+	for (s = 0; s < S_MAX; s++)
+		ns[s] = 1e9;
+	for (r = 0; r < runs; r++) {
+		for (s = 0; s < S_MAX; s++) {
+			double t = batch(prog, &pkts[s], repeat, cls ? &cls[s] : NULL);
+
+			if (t < ns[s])
+				ns[s] = t;
+		}
+	}
+}
+
+/* A tc program that only returns: what test_run costs by itself. */
+static int empty_prog(void)
+{
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = TC_ACT_UNSPEC },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "empty", "GPL", insns, 2, NULL);
+}
+
+static int grow(struct qos_rule_maps *m, struct qos_rules *cur, uint32_t *rules, uint32_t n)
+{
+	struct qos_rules next = {};
+	struct qos_rule r;
+	char err[512];
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < cur->n && !ret; i++)
+		ret = qos_rules_add(&next, &cur->r[i]);
+	for (i = cur->n / 2; i < n && !ret; i++) {
+		v4_rule(&r, i);
+		ret = qos_rules_add(&next, &r);
+		v6_rule(&r, i);
+		ret = ret ?: qos_rules_add(&next, &r);
+	}
+	ret = ret ?: qos_rules_commit(m, cur, &next, rules, true, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "bench: installing rules: %s\n", err);
+		qos_rules_free(&next);
+		return ret;
+	}
+	qos_rules_free(cur);
+	*cur = next;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct qos_profile prof;
+	double ns[NLEVELS][S_MAX], none[S_MAX], base[S_MAX];
+	struct qos_rules cur = {};
+	struct qos_rule_maps m;
+	struct qos_cfg cfg;
+	struct qos *skel;
+	uint32_t repeat = 1000000, zero = 0, cls[S_MAX];
+	int runs = 7, nlevels = NLEVELS, prog, empty, s, c, ok = 1;
+	char err[512];
+	static struct pkt pkts[S_MAX];
+
+	while ((c = getopt(argc, argv, "r:n:l:")) != -1) {
+		if (c == 'r')
+			repeat = strtoul(optarg, NULL, 0);
+		else if (c == 'n')
+			runs = atoi(optarg);
+		else if (c == 'l')
+			nlevels = atoi(optarg);
+		else
+			return 2;
+	}
+	if (runs < 1 || runs > 32 || !repeat || nlevels < 1 || nlevels > (int)NLEVELS) {
+		fprintf(stderr, "usage: bench_classifier [-r REPEAT] [-n RUNS 1-32] [-l LEVELS 1-%zu]\n",
+			NLEVELS);
+		return 2;
+	}
+
+	skel = qos__open();
+	if (!skel || bpf_map__set_max_entries(skel->maps.qos_rules, CAPACITY) ||
+	    bpf_map__set_max_entries(skel->maps.qos_rule_stats, CAPACITY) || qos__load(skel)) {
+		fprintf(stderr, "bench: loading the BPF object: %s (root?)\n", strerror(errno));
+		return 1;
+	}
+	if (qos_profile_load(QOS_SRCDIR "/tc-profiles/pip-20pct", &prof, err, sizeof(err))) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+	cls_pip = qos_profile_class(&prof, "pip")->id;
+	cls_lbe = qos_profile_class(&prof, "lbe")->id;
+	qos_profile_fill_cfg(&prof, &cfg);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.qos_cfg), &zero, &cfg, 0);
+	m = (struct qos_rule_maps){ bpf_map__fd(skel->maps.qos_rules),
+				    bpf_map__fd(skel->maps.qos_rule_stats),
+				    bpf_map__fd(skel->maps.qos_rule_sets),
+				    bpf_map__fd(skel->maps.qos_cfg), CAPACITY };
+	prog = bpf_program__fd(skel->progs.qos_ingress);
+	empty = empty_prog();
+	if (empty < 0) {
+		fprintf(stderr, "bench: loading an empty program: %s\n", strerror(errno));
+		return 1;
+	}
+
+	for (s = 0; s < S_MAX; s++)
+		build(&pkts[s], S_V4, 0);
+	measure(empty, pkts, repeat, runs, base, NULL);
+	for (s = 0; s < S_MAX; s++)
+		build(&pkts[s], s, 0);
+	measure(prog, pkts, repeat, runs, none, NULL);
+	for (c = 0; c < nlevels; c++) {
+		uint32_t hit = levels[c] / 2;
+
+		if (grow(&m, &cur, &cfg.rules, levels[c]))
+			return 1;
+		for (s = 0; s < S_MAX; s++)
+			build(&pkts[s], s, hit);
+		measure(prog, pkts, repeat, runs, ns[c], cls);
+		for (s = 0; s < S_MAX; s++) {
+			if (cls[s] != (hit & 1 ? cls_lbe : cls_pip)) {
+				fprintf(stderr, "bench: %s did not hit its rule (class %u)\n",
+					shape_names[s], cls[s]);
+				return 1;
+			}
+		}
+	}
+
+	printf("qos_ingress, ns per packet through BPF_PROG_TEST_RUN (fastest of %d x %u)\n",
+	       runs, repeat);
+	printf("test_run overhead (empty program): %.1f ns, included below\n\n", base[0]);
+	printf("%-18s %9s", "rules per family", "none");
+	for (c = 0; c < nlevels; c++)
+		printf(" %9u", levels[c]);
+	printf(" %10s\n", "growth");
+	for (s = 0; s < S_MAX; s++) {
+		double g = (ns[nlevels - 1][s] / ns[0][s] - 1) * 100;
+
+		printf("%-18s %9.1f", shape_names[s], none[s]);
+		for (c = 0; c < nlevels; c++) {
+			printf(" %9.1f", ns[c][s]);
+			ok &= ns[c][s] < 40;
+		}
+		printf(" %+9.1f%%\n", g);
+		ok &= g < 15;
+	}
+	printf("%-18s %9.2f", "ipv6/ipv4", none[S_V6] / none[S_V4]);
+	for (c = 0; c < nlevels; c++) {
+		printf(" %9.2f", ns[c][S_V6] / ns[c][S_V4]);
+		ok &= ns[c][S_V6] / ns[c][S_V4] <= 1.15;
+	}
+	printf("\n\ntargets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
+	       ok ? "met" : "NOT met");
+	qos_rules_free(&cur);
+	qos__destroy(skel);
+	return 0;
+}

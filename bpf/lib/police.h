@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Policing at ingress: colour a packet with its policer's token buckets
+ * (lib/tb.h) and carry out the action for that colour.
+ *
+ * Bytes are accounted at L2: the caller passes skb->len, the Ethernet
+ * frame without FCS (an offloaded VLAN tag is not in it), the same
+ * quantity the class counters count, for IPv4 and IPv6 alike.
+ *
+ * Concurrency: each policer has its own bpf_spin_lock; the buckets, the
+ * time of the last refill and the configuration are read and written
+ * under it. An atomic compare-and-swap would need the two buckets and the
+ * time in one 64-bit word, which cannot hold them at these rates; per-CPU
+ * buckets would each need a share of the rate and mis-police flows that a
+ * NIC steers unevenly. The clock is read before taking the lock (no
+ * helper may run under it); tb_refill() copes with a reading that is
+ * behind the last refill.
+ */
+#ifndef __QOS_LIB_POLICE_H
+#define __QOS_LIB_POLICE_H
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "../qos_common.h"
+#include "dscp.h"
+#include "maps.h"
+#include "parse.h"
+#include "tb.h"
+
+static __always_inline void qos_police_count(__u32 idx, __u32 fam, __u32 color, __u32 len)
+{
+	__u32 key = qos_police_stats_key(idx, fam, color);
+	struct qos_ctr *ctr;
+
+	ctr = bpf_map_lookup_elem(&qos_police_stats, &key);
+	if (ctr) {
+		ctr->packets++;
+		ctr->bytes += len;
+	}
+}
+
+/*
+ * Police @len bytes of @pkt with policer @idx and act on the colour.
+ * Returns the enum qos_verdict; the caller drops on QOS_V_DROP
+ * (TC_ACT_SHOT). A demotion writes the new class to *@cls, a remark
+ * rewrites the packet. An unknown index passes the packet untouched.
+ */
+static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_pkt *pkt,
+					__u32 idx, __u32 len, __u32 *cls)
+{
+	__u32 dscp = pkt->dscp & (QOS_DSCP_MAX - 1);
+	__u64 now = bpf_ktime_get_ns();
+	struct qos_police_action act;
+	struct qos_policer *pol;
+	__u32 color, pre = TB_GREEN;
+
+	pol = bpf_map_lookup_elem(&qos_policers, &idx);
+	if (!pol)
+		return QOS_V_PASS;
+
+	bpf_spin_lock(&pol->lock);
+	if (pol->flags & QOS_POLICE_F_AWARE) {
+		if ((pol->pre_red >> dscp) & 1)
+			pre = TB_RED;
+		else if ((pol->pre_yellow >> dscp) & 1)
+			pre = TB_YELLOW;
+	}
+	color = tb_police(&pol->tb, &pol->st, now, len, pre);
+	if (color > TB_RED)
+		color = TB_RED;
+	act = pol->act[color];
+	bpf_spin_unlock(&pol->lock);
+
+	qos_police_count(idx, pkt->family, color, len);
+
+	switch (act.type) {
+	case QOS_PA_DROP:
+		return QOS_V_DROP;
+	case QOS_PA_REMARK:
+		if (qos_remark(skb, pkt, act.arg & (QOS_DSCP_MAX - 1)))
+			return QOS_V_PASS;
+		return QOS_V_REMARK;
+	case QOS_PA_DEMOTE:
+		*cls = act.arg & (QOS_MAX_CLASSES - 1);
+		return QOS_V_DEMOTE;
+	default:
+		return QOS_V_PASS;
+	}
+}
+
+#endif /* __QOS_LIB_POLICE_H */

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Classification rules: IPv4/IPv6 source and destination prefixes, the IPv6
+ * flow label (exact, masked or any) and optionally the upper-layer protocol,
+ * looked up before the DSCP table. The layout and the tuple-space search are
+ * described in qos_common.h and Documentation/classifier.rst.
+ */
+#ifndef __QOS_LIB_RULES_H
+#define __QOS_LIB_RULES_H
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include "../qos_common.h"
+#include "dscp.h"
+#include "maps.h"
+#include "parse.h"
+
+/* Deepest classified header: Ethernet, two tags, IPv4 with options. */
+#define QOS_L3_OFF_MAX	(14 + 8 + 60)
+
+static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *skb,
+							    const struct qos_cfg *cfg,
+							    const struct qos_pkt *pkt)
+{
+	void *data_end = qos_skb_data_end(skb);
+	void *data = qos_skb_data(skb);
+	__u32 set = cfg->rules & QOS_RULES_SET;
+	__u32 t = pkt->table & 1, off = pkt->l3_off;
+	struct qos_rule_val *best = NULL, *v;
+	__be32 src[4] = {}, dst[4] = {};
+	struct qos_rule_key key;
+	struct qos_rule_set *rs;
+	__u32 i, j, n;
+
+	if (off > QOS_L3_OFF_MAX)
+		return NULL;
+	if (t == QOS_TABLE_IPV6) {
+		struct ipv6hdr *ip6 = data + off;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return NULL;
+		__builtin_memcpy(src, &ip6->saddr, sizeof(src));
+		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
+	} else {
+		struct iphdr *ip4 = data + off;
+
+		if ((void *)(ip4 + 1) > data_end)
+			return NULL;
+		src[0] = ip4->saddr;
+		dst[0] = ip4->daddr;
+	}
+
+	rs = bpf_map_lookup_elem(&qos_rule_sets, &set);
+	if (!rs)
+		return NULL;
+	n = rs->n[t];
+	for (i = 0; i < QOS_RULE_SHAPES_MAX && i < n; i++) {
+		const struct qos_rule_shape *s = &rs->shape[t][i];
+
+		/* Shapes are sorted by their lowest rank: none further on
+		 * can beat what was found. */
+		if (best && s->min_rank > best->rank)
+			break;
+		key.table = s->table;
+		key.src_len = s->src_len;
+		key.dst_len = s->dst_len;
+		key.proto = pkt->proto & s->proto_mask;
+		key.mask = s->mask;
+		key.flowlabel = pkt->flowlabel & s->mask;
+#pragma unroll
+		for (j = 0; j < 4; j++) {
+			key.src[j] = src[j] & s->src[j];
+			key.dst[j] = dst[j] & s->dst[j];
+		}
+		v = bpf_map_lookup_elem(&qos_rules, &key);
+		if (v && (!best || v->rank < best->rank))
+			best = v;
+	}
+	return best;
+}
+
+static __always_inline void qos_rule_hit(__u32 id, __u32 len)
+{
+	struct qos_ctr *ctr = bpf_map_lookup_elem(&qos_rule_stats, &id);
+
+	if (ctr) {
+		ctr->packets++;
+		ctr->bytes += len;
+	}
+}
+
+/*
+ * Look the packet up in the rules of its family, if there are any: count the
+ * hit and apply the rule's DSCP rewrite. *rulep is the matching rule or NULL.
+ * Returns an unparsed reason when the extension headers a protocol rule
+ * needs cannot be walked. Packet pointers are invalid afterwards.
+ */
+static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					      struct qos_pkt *pkt, __u32 len,
+					      struct qos_rule_val **rulep)
+{
+	struct qos_rule_val *rule;
+	int ret;
+
+	*rulep = NULL;
+	if (!(cfg->rules & (QOS_RULES_V4 << (pkt->table & 1))))
+		return QOS_UNP_NONE;
+	if ((cfg->rules & QOS_RULES_L4) && pkt->table == QOS_TABLE_IPV6) {
+		ret = qos_parse_ipv6_ext(skb, pkt);
+		if (ret != QOS_UNP_NONE)
+			return ret;
+	}
+	rule = qos_rules_match(skb, cfg, pkt);
+	if (!rule)
+		return QOS_UNP_NONE;
+	qos_rule_hit(rule->id, len);
+	if (rule->flags & QOS_RULE_F_SET_DSCP)
+		qos_dscp_rewrite(skb, pkt->l3_off, pkt->table, rule->dscp);
+	*rulep = rule;
+	return QOS_UNP_NONE;
+}
+
+#endif /* __QOS_LIB_RULES_H */

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# `make install DESTDIR=...` puts the binary, the BPF object, every
+# profile, the man page and the systemd unit where PREFIX says; the
+# installed binary runs and validates the installed profiles; the unit's
+# ExecStart/ExecStop, fed a conf file the way systemd's EnvironmentFile
+# would, apply and remove a profile on an interface.
+#
+#   r: $R_IF2 (veth)  <- the unit's ExecStart and ExecStop
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd make
+
+src=$(readlink -f "$(dirname "$0")/..")
+out=$(dirname "$(readlink -f "$QOSCTL")")
+dest=$(mktemp -d)
+defer rm -rf "$dest"
+
+make -s -C "$src" install OUTPUT="$out" DESTDIR="$dest" PREFIX=/usr/local >"$dest.log" 2>&1
+check_err $? "make install failed: $(cat "$dest.log")"
+rm -f "$dest.log"
+log_test "make install DESTDIR=... PREFIX=/usr/local"
+
+p=$dest/usr/local
+for f in sbin/qosctl lib/qosctl/qos.bpf.o share/man/man8/qosctl.8 \
+	 lib/systemd/system/qosctl@.service share/doc/qosctl/IFACE.conf.example; do
+	[ -s "$p/$f" ]
+	check_err $? "$f missing"
+done
+[ -x "$p/sbin/qosctl" ]
+check_err $? "qosctl not executable"
+for f in "$src"/tc-profiles/*; do
+	cmp -s "$f" "$p/share/qosctl/tc-profiles/$(basename "$f")"
+	check_err $? "profile $(basename "$f") not installed"
+done
+grep -q '^\.TH "\?QOSCTL"\? "\?8' "$p/share/man/man8/qosctl.8"
+check_err $? "the man page has no .TH QOSCTL 8"
+log_test "binary, BPF object, profiles, man page, unit and example installed"
+
+"$p/sbin/qosctl" --version >/dev/null
+check_err $? "the installed binary does not run"
+for f in "$p"/share/qosctl/tc-profiles/*; do
+	"$p/sbin/qosctl" validate "$f" rate 1gbit >/dev/null
+	check_err $? "installed $(basename "$f") does not validate"
+done
+log_test "the installed binary validates every installed profile"
+
+unit=$p/lib/systemd/system/qosctl@.service
+grep -qx 'ExecStart=/usr/local/sbin/qosctl apply ${PROFILE} dev %i rate ${RATE}' "$unit" &&
+	grep -qx 'ExecStop=/usr/local/sbin/qosctl remove dev %i' "$unit" &&
+	grep -qx 'EnvironmentFile=/etc/qosctl/%i.conf' "$unit"
+check_err $? "unexpected unit: $(cat "$unit")"
+log_test "qosctl@.service applies /etc/qosctl/%i.conf and removes on stop"
+
+# Run the unit's commands as systemd would for instance $R_IF2, with the
+# conf's variables and the installed binary.
+topo_h1_r_h2 || exit $ksft_fail
+conf=$dest/$R_IF2.conf
+printf 'PROFILE=pip-5pct\nRATE=100mbit\n' >"$conf"
+run_unit_line()
+{
+	local cmd
+
+	cmd=$(sed -n "s/^$1=//p" "$unit")
+	cmd=${cmd//%i/$R_IF2}
+	cmd=${cmd//\/usr\/local\/sbin\/qosctl/$p\/sbin\/qosctl}
+	(set -a; . "$conf"; eval in_ns "$R" "$cmd")
+}
+run_unit_line ExecStart >/dev/null
+check_err $? "ExecStart failed"
+[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-5pct ]
+check_err $? "ExecStart did not apply pip-5pct"
+run_unit_line ExecStop
+check_err $? "ExecStop failed"
+[ ! -e "/sys/fs/bpf/qosctl/$R_IF2" ]
+check_err $? "ExecStop left state behind"
+log_test "the unit's ExecStart and ExecStop apply and remove the conf's profile"
+exit $EXIT_STATUS

@@ -1,0 +1,436 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# pip-20pct end to end through a router, IPv4 and IPv6 side by side.
+#
+#   h1                           r                             h2
+#   $H1_IF ------------- $R_IF1       $R_IF2 ------------- $H2_IF
+#   10.1.1.1/24           10.1.1.2     10.1.2.2              10.1.2.1/24
+#   2001:db8:1::1/64      ::2          2001:db8:2::2         2001:db8:2::1/64
+#                                      qosctl apply pip-20pct
+#                                      rate 100mbit: BPF at
+#                                      clsact in+out, HTB out
+#
+#   irtt client  ----------- PIP (DSCP 46) and BE probes -----> irtt server
+#   irtt client  --- control --> irtt server (in r: never crosses $R_IF2)
+#   iperf3 -u    ----------- 150 Mbit/s BE flood ------------> iperf3 -s
+#   ping -Q      ----------- fixed counts per class ---------> (echo replies)
+#
+# The bottleneck is r's egress toward h2 (HTB at 100 Mbit/s): requests
+# h1 -> h2 queue there, the replies come back into r through $R_IF2's
+# ingress program and leave by $R_IF1, which has no policy.
+#
+# a. Latency: the PIP RTT p99 under the flood stays within 1 ms of the
+#    unloaded p99 (or of the control's p99 under the same load, when the
+#    machine itself is that slow); the BE median rises tenfold (the BE
+#    leaf queue fills).
+# b. Exact counters: the per-class, per-family egress and ingress counters
+#    move by exactly the echo requests sent and the replies received.
+# c. remove leaves the kernel's default qdisc, no filter, no pinned map.
+
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+
+PROBE_INTERVAL=10ms
+PROBE_DURATION=5s
+PROBES=500		# PROBE_DURATION / PROBE_INTERVAL
+MIN_SAMPLES=400		# for a p99 worth the name (80%)
+ATTEMPTS=3
+FLOOD_RATE=150M
+PINGS=100
+
+# Timing bounds: behavioural, not micro-benchmarks. A slow machine (a VM
+# without KVM) gets wider margins; nothing else changes.
+if [ "$KSFT_MACHINE_SLOW" = yes ]; then
+	PIP_SLACK_MS=5
+	BE_RATIO=3
+else
+	PIP_SLACK_MS=1
+	BE_RATIO=10
+fi
+
+# spawn_ns NS VAR CMD...: bg_ns for commands that end or are stopped
+# during the test (probes, the flood): output in $TMP/VAR.log, and the kill
+# at exit skipped once the test has reaped the PID, which by then may
+# belong to another process.
+declare -A SPAWNED
+spawn_ns()
+{
+	local ns=$1 var=$2 pid
+
+	shift 2
+	nsenter --net="/run/netns/$ns" -- "$@" >"$TMP/$var.log" 2>&1 &
+	pid=$!
+	SPAWNED[$pid]=1
+	defer stop_pid "$pid"
+	eval "$var=$pid"
+}
+
+stop_pid()
+{
+	[ -n "${SPAWNED[$1]:-}" ] || return 0
+	unset "SPAWNED[$1]"
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# reap_pid PID: wait for a spawned command to end, return its status.
+reap_pid()
+{
+	local rc
+
+	wait "$1"
+	rc=$?
+	unset "SPAWNED[$1]"
+	return $rc
+}
+
+# wait_listen NS PROTO PORT: wait up to 5 s for a listening socket.
+wait_listen()
+{
+	local i
+
+	for ((i = 0; i < 50; i++)); do
+		[ -n "$(in_ns "$1" ss -Hln"$2" "sport = :$3")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# rtt_summary FILE: "samples p50 p99 loss%" from irtt's JSON, RTTs in ms;
+# percentiles by nearest rank over the replies received.
+rtt_summary()
+{
+	local s loss
+
+	s=$(jq -r '[.round_trips[] | select(.lost == "false") | .delay.rtt] | sort as $r
+		   | ($r | length) as $n
+		   | def q(p): if $n == 0 then -1 else $r[((p * $n) | ceil) - 1] / 1e6 end;
+		   "\($n) \(q(0.5)) \(q(0.99))"' "$1" 2>/dev/null) || return 1
+	loss=$(jq -r '.stats.packet_loss_percent' "$1" 2>/dev/null) || return 1
+	echo "$s $loss"
+}
+
+# fcmp EXPR A B: floating-point comparison in awk, e.g. fcmp "a <= b" 1 2.
+fcmp()
+{
+	awk -v a="$2" -v b="$3" "BEGIN { exit !($1) }"
+}
+
+# probes FAMILY TAG: three irtt clients in h1 side by side, JSON into
+# $TMP/{pip,be,ctl}-TAG.json: PIP and BE to h2 through r's shaped egress,
+# and a control to r itself, which never reaches that egress but shares
+# everything else with the PIP probe (h1's CPU, r's backlog, the machine).
+probes()
+{
+	local h2=$H2_V4 r=$R1_V4 pip be ctl rc=0
+
+	[ "$1" = 6 ] && h2="[$H2_V6]" r="[$R1_V6]"
+	spawn_ns "$H1" pip nice -n -20 irtt client -Q -i $PROBE_INTERVAL -d $PROBE_DURATION \
+		--dscp=0xb8 -o "$TMP/pip-$2.json" "$h2"
+	spawn_ns "$H1" be nice -n -20 irtt client -Q -i $PROBE_INTERVAL -d $PROBE_DURATION \
+		-o "$TMP/be-$2.json" "$h2"
+	spawn_ns "$H1" ctl nice -n -20 irtt client -Q -i $PROBE_INTERVAL -d $PROBE_DURATION \
+		--dscp=0xb8 -o "$TMP/ctl-$2.json" "$r"
+	reap_pid $pip || rc=1
+	reap_pid $be || rc=1
+	reap_pid $ctl || rc=1
+	return $rc
+}
+
+fam_name()
+{
+	[ "$1" = 4 ] && echo IPv4 || echo IPv6
+}
+
+# measure FAMILY: probes without load, then under the flood. Sets
+# M_{PIP,BE,CTL}_{U,L} ("samples p50 p99 loss%") and M_ERR (empty, or
+# what went wrong with the tools).
+measure()
+{
+	local fam=$1 dst=$H2_V4 flood none="0 -1 -1 -1"
+
+	[ "$fam" = 6 ] && dst=$H2_V6
+	M_ERR=
+	rm -f "$TMP"/*-[ul]"$fam".json
+	probes "$fam" "u$fam" || M_ERR="irtt failed without load"
+
+	# The flood outlasts the probes (irtt may have to retry its handshake
+	# when the BE queue drops it); it is stopped once they are done.
+	spawn_ns "$H1" flood nice -n 19 iperf3 -"$fam" -u -b $FLOOD_RATE -t 30 -c "$dst"
+	sleep 1.5
+	kill -0 "$flood" 2>/dev/null ||
+		M_ERR="the iperf3 flood did not start: $(tail -1 "$TMP/flood.log")"
+	probes "$fam" "l$fam" || M_ERR=${M_ERR:-"irtt failed under load"}
+	kill -0 "$flood" 2>/dev/null ||
+		M_ERR=${M_ERR:-"the iperf3 flood ended before the probes: $(tail -1 "$TMP/flood.log")"}
+	stop_pid "$flood"
+
+	M_PIP_U=$(rtt_summary "$TMP/pip-u$fam.json") || M_PIP_U=$none
+	M_BE_U=$(rtt_summary "$TMP/be-u$fam.json") || M_BE_U=$none
+	M_CTL_U=$(rtt_summary "$TMP/ctl-u$fam.json") || M_CTL_U=$none
+	M_PIP_L=$(rtt_summary "$TMP/pip-l$fam.json") || M_PIP_L=$none
+	M_BE_L=$(rtt_summary "$TMP/be-l$fam.json") || M_BE_L=$none
+	M_CTL_L=$(rtt_summary "$TMP/ctl-l$fam.json") || M_CTL_L=$none
+}
+
+# info_line LABEL PIP BE CTL: one line of measurements.
+info_line()
+{
+	local k n p50 p99 loss label=$1 out=
+
+	shift
+	for k in pip be ctl; do
+		read -r n p50 p99 loss <<<"$1"
+		out+=$(printf "  %s %.3f/%.3f (%d, %.1f%%)" "$k" "$p50" "$p99" "$n" "$loss")
+		shift
+	done
+	echo "INFO: $label p50/p99 ms (samples, loss):$out"
+}
+
+# PIP is judged against its own unloaded p99, or against the control's p99
+# under the same load when that is higher: the probes are processes on a
+# shared 2-core machine, and a CPU stall moves a p99 by milliseconds whether
+# or not the packet crossed the shaped egress. A PIP probe queued behind
+# the flood would see the BE queue's ~20 ms instead. An attempt that fails
+# is repeated (up to $ATTEMPTS, every attempt printed).
+latency_family()
+{
+	local fam=$1 name attempt pip_err be_err bound
+	local pip_n pip_u50 pip_u99 pip_l50 pip_l99 be_n be_u50 be_l50 ctl_n ctl_l99 x
+
+	name=$(fam_name "$fam")
+	for ((attempt = 1; attempt <= ATTEMPTS; attempt++)); do
+		measure "$fam"
+		info_line "$name idle  (try $attempt)" "$M_PIP_U" "$M_BE_U" "$M_CTL_U"
+		info_line "$name flood (try $attempt)" "$M_PIP_L" "$M_BE_L" "$M_CTL_L"
+
+		pip_err=$M_ERR be_err=$M_ERR
+		read -r pip_n pip_u50 pip_u99 x <<<"$M_PIP_U"
+		read -r be_n be_u50 x x <<<"$M_BE_U"
+		[ "$pip_n" -ge $MIN_SAMPLES ] && [ "$be_n" -ge $MIN_SAMPLES ] ||
+			pip_err=${pip_err:-"too few samples without load (pip $pip_n, be $be_n of $PROBES)"}
+		be_err=${be_err:-$pip_err}
+		read -r pip_n pip_l50 pip_l99 x <<<"$M_PIP_L"
+		read -r be_n be_l50 x x <<<"$M_BE_L"
+		read -r ctl_n x ctl_l99 x <<<"$M_CTL_L"
+		[ "$pip_n" -ge $MIN_SAMPLES ] && [ "$ctl_n" -ge $MIN_SAMPLES ] ||
+			pip_err=${pip_err:-"too few samples under load (pip $pip_n, control $ctl_n of $PROBES)"}
+		[ "$be_n" -ge $((PROBES / 2)) ] ||
+			be_err=${be_err:-"too few BE samples under load ($be_n of $PROBES)"}
+		bound=$(awk -v a="$pip_u99" -v b="$ctl_l99" -v s=$PIP_SLACK_MS \
+			'BEGIN { printf "%.3f", (a > b ? a : b) + s }')
+		# The median is not moved by stalls: it keeps a noisy control
+		# from covering for a PIP probe that waits in the BE queue.
+		fcmp "b <= a + $PIP_SLACK_MS" "$pip_u50" "$pip_l50" ||
+			pip_err=${pip_err:-"PIP median $pip_l50 ms under load > unloaded $pip_u50 ms + $PIP_SLACK_MS ms"}
+		fcmp "b <= a" "$bound" "$pip_l99" ||
+			pip_err=${pip_err:-"PIP p99 $pip_l99 ms under load > $bound ms (max of unloaded $pip_u99 and control $ctl_l99, + $PIP_SLACK_MS)"}
+		fcmp "a > 0 && b > a * $BE_RATIO" "$be_u50" "$be_l50" ||
+			be_err=${be_err:-"BE median $be_l50 ms under load, not > ${BE_RATIO}x unloaded $be_u50 ms"}
+		[ "$BE_LEAF" = fq_codel ] && be_err=
+
+		[ -z "$pip_err" ] && [ -z "$be_err" ] && break
+		[ $attempt -lt $ATTEMPTS ] && echo "INFO: $name try $attempt: ${pip_err:-$be_err}"
+	done
+
+	RET=0
+	[ -z "$pip_err" ]
+	check_err $? "$pip_err"
+	log_test "$name PIP p99 under $FLOOD_RATE BE flood <= max(idle, control) + $PIP_SLACK_MS ms"
+
+	if [ "$BE_LEAF" = fq_codel ]; then
+		log_test_skip "$name BE median under $FLOOD_RATE BE flood > ${BE_RATIO}x unloaded" \
+			"BE leaf is fq_codel: a sparse probe flow gets its own queue and is not delayed"
+		return
+	fi
+	RET=0
+	[ -z "$be_err" ]
+	check_err $? "$be_err"
+	log_test "$name BE median under $FLOOD_RATE BE flood > ${BE_RATIO}x unloaded"
+}
+
+# quiesce: wait until r's counters stop moving (MLD reports after link-up,
+# the end of the flood), up to 10 s, so that deltas see only our pings.
+quiesce()
+{
+	local a b i
+
+	a=$(qosctl_ns "$R" stats dev "$R_IF2" -j | jq -c '[.classes[] | .ingress, .egress]')
+	for ((i = 0; i < 20; i++)); do
+		sleep 0.5
+		b=$(qosctl_ns "$R" stats dev "$R_IF2" -j | jq -c '[.classes[] | .ingress, .egress]')
+		[ "$a" = "$b" ] && return 0
+		a=$b
+	done
+	return 1
+}
+
+# ping_count FAMILY TOS VAR_TX VAR_RX: send $PINGS echo requests h1 -> h2.
+ping_count()
+{
+	local dst=$H2_V4 out _tx _rx
+
+	[ "$1" = 6 ] && dst=$H2_V6
+	out=$(in_ns "$H1" ping -"$1" -n -q -c $PINGS -i 0.01 -W 2 -Q "$2" "$dst")
+	_tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' <<<"$out")
+	_rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out")
+	eval "$3=${_tx:-0} $4=${_rx:-0}"
+}
+
+# ctr JSON CLASS DIR FAMILY FIELD
+ctr()
+{
+	jq -r --arg c "$2" --arg d "$3" --arg f "$4" --arg k "$5" \
+		'.classes[] | select(.name == $c) | .[$d][$f][$k]' <<<"$1"
+}
+
+qdisc_sent()
+{
+	jq -r --arg c "$2" '.classes[] | select(.name == $c) | .qdisc.sent_packets // -1' <<<"$1"
+}
+
+counters()
+{
+	local before after fam cls cls_tos tos tx rx name d exp got frame
+	local -A sent_tx sent_rx
+
+	RET=0
+	quiesce
+	check_err $? "r's counters did not settle within 10 s"
+	before=$(qosctl_ns "$R" stats dev "$R_IF2" -j)
+	check_err $? "qosctl stats failed"
+	for fam in 4 6; do
+		for cls_tos in pip:0xb8 lbe:0x20 be:0x28; do
+			cls=${cls_tos%%:*} tos=${cls_tos#*:}
+			ping_count "$fam" "$tos" tx rx
+			sent_tx[$cls$fam]=$tx sent_rx[$cls$fam]=$rx
+		done
+	done
+	after=$(qosctl_ns "$R" stats dev "$R_IF2" -j)
+	check_err $? "qosctl stats failed"
+	log_test "counters: setup and $PINGS pings per class and family"
+
+	for fam in 4 6; do
+		name=$(fam_name "$fam")
+		# Frame length as tc sees it: Ethernet + IP + ICMP 8 + 56 data.
+		frame=$((14 + (fam == 4 ? 20 : 40) + 8 + 56))
+		for d in egress ingress; do
+			RET=0
+			for cls in pip lbe be; do
+				if [ $d = egress ]; then
+					exp=${sent_tx[$cls$fam]}
+				else
+					exp=${sent_rx[$cls$fam]}
+				fi
+				[ "$exp" -eq $PINGS ]
+				check_err $? "$cls: $exp of $PINGS $([ $d = egress ] && echo requests sent || echo replies received)"
+				got=$(( $(ctr "$after" $cls $d ipv$fam packets) -
+					$(ctr "$before" $cls $d ipv$fam packets) ))
+				[ "$got" -eq "$exp" ]
+				check_err $? "$cls $d ipv$fam: counter moved by $got packets, expected $exp"
+				got=$(( $(ctr "$after" $cls $d ipv$fam bytes) -
+					$(ctr "$before" $cls $d ipv$fam bytes) ))
+				[ "$got" -eq $((exp * frame)) ]
+				check_err $? "$cls $d ipv$fam: counter moved by $got bytes, expected $((exp * frame))"
+			done
+			if [ $d = egress ]; then
+				log_test "$name egress counters pip/lbe/be == echo requests sent"
+			else
+				log_test "$name ingress counters pip/lbe/be == echo replies received"
+			fi
+		done
+	done
+
+	# The egress program's counters say what it decided; the HTB class
+	# counters say where the packets were actually queued.
+	RET=0
+	for cls in pip lbe be; do
+		exp=$((${sent_tx[${cls}4]} + ${sent_tx[${cls}6]}))
+		got=$(( $(qdisc_sent "$after" $cls) - $(qdisc_sent "$before" $cls) ))
+		[ "$got" -eq "$exp" ]
+		check_err $? "HTB class of $cls sent $got packets, expected $exp"
+	done
+	log_test "HTB class counters pip/lbe/be == echo requests sent"
+
+	RET=0
+	got=$(jq '[.classes[] | .ingress.ipv6in4.packets, .egress.ipv6in4.packets,
+		   .ingress.ipv6in4.bytes, .egress.ipv6in4.bytes] | add' <<<"$after")
+	[ "$got" = 0 ]
+	check_err $? "ipv6in4 counters are not 0 (sum $got)"
+	log_test "ipv6in4 counters stay 0"
+}
+
+remove_check()
+{
+	local q
+
+	RET=0
+	qosctl_ns "$R" remove dev "$R_IF2"
+	check_err $? "qosctl remove failed"
+	q=$(tc -n "$R" -j qdisc show dev "$R_IF2")
+	jq -e 'length == 1 and .[0].root == true and .[0].handle == "0:" and
+	       .[0].kind != "clsact"' <<<"$q" >/dev/null
+	check_err $? "qdiscs left: $q"
+	[ "$q" = "$QDISC_BEFORE" ]
+	check_err $? "root qdisc differs from before apply: $q, was $QDISC_BEFORE"
+	for d in ingress egress; do
+		q=$(tc -n "$R" -j filter show dev "$R_IF2" $d 2>&1)
+		[ "$q" = "[]" ]
+		check_err $? "$d filters left: $q"
+	done
+	[ ! -e "$QOS_PIN_ROOT/$R_IF2" ]
+	check_err $? "$QOS_PIN_ROOT/$R_IF2 still exists"
+	log_test "remove: default root qdisc, no clsact, no filter, no pinned maps"
+}
+
+QOS_PIN_ROOT=/sys/fs/bpf/qosctl
+# r's addresses toward h1, as topo_h1_r_h2 sets them.
+R1_V4=10.1.1.2
+R1_V6=2001:db8:1::2
+
+require_root
+require_cmd irtt iperf3 jq ping tc ss nsenter awk
+if [ ! -x "$QOSCTL" ]; then
+	echo "SKIP: $QOSCTL is not built (make)"
+	exit $ksft_skip
+fi
+if ! qdisc_available htb; then
+	echo "SKIP: the kernel has no HTB qdisc"
+	exit $ksft_skip
+fi
+
+TMP=$(mktemp -d)
+defer rm -rf "$TMP"
+
+RET=0
+topo_h1_r_h2
+check_err $? "topology setup failed"
+log_test "topology h1 - r - h2"
+[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+
+QDISC_BEFORE=$(tc -n "$R" -j qdisc show dev "$R_IF2")
+RET=0
+qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
+check_err $? "qosctl apply failed"
+log_test "apply pip-20pct on r's egress toward h2 at 100mbit"
+[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+
+BE_LEAF=$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r '.classes[] | select(.name == "be") | .leaf')
+echo "INFO: BE leaf qdisc: ${BE_LEAF:-unknown}"
+
+RET=0
+bg_ns "$H2" irtt_srv nice -n -20 irtt server -b "$H2_V4,[$H2_V6]" >"$TMP/irtt-h2.log" 2>&1
+bg_ns "$R" irtt_r nice -n -20 irtt server -b "$R1_V4,[$R1_V6]" >"$TMP/irtt-r.log" 2>&1
+bg_ns "$H2" iperf_srv nice -n 19 iperf3 -s >"$TMP/iperf3-server.log" 2>&1
+wait_listen "$H2" u 2112 && wait_listen "$H2" t 5201 && wait_listen "$R" u 2112
+check_err $? "irtt or iperf3 server did not start"
+log_test "irtt and iperf3 servers in h2, irtt server in r"
+[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+
+for fam in 4 6; do
+	latency_family $fam
+done
+counters
+remove_check
+
+exit $EXIT_STATUS

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the diffserv4 and border profiles ask of the data path, with
+ * crafted packets through bpf_prog_test_run_opts():
+ *
+ * - IPv6 neighbour discovery and router advertisements (ICMPv6 133-137)
+ *   go to network control whatever their Traffic Class; other ICMPv6 does
+ *   not; CS6/CS7 go there by DSCP;
+ * - ARP leaves in the network-control class at egress;
+ * - at a border, PIP leaves with DSCP 0: IPv4 checksum still valid, ECN
+ *   bits kept, IPv6 flow label kept, everything else byte for byte, and
+ *   the packet counted with verdict remark in its family.
+ *
+ * Expected classes are written out from the profiles' documented intent
+ * (1 nc, 2 pip, 3 be, 4 lbe), not derived from the configuration.
+ */
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kselftest_harness.h"
+#include "pkt.h"
+#include "profile.h"
+#include "qos.skel.h"
+
+#define CLS_NC		1
+#define CLS_PIP		2
+#define CLS_BE		3
+#define MARK_SHIFT	16
+#define IPPROTO_ICMPV6_	58
+
+static uint32_t classid(uint32_t cls)
+{
+	return 0x10000 | (0x10 + cls);
+}
+
+static struct qos *load(const char *profile)
+{
+	static struct qos_profile prof;
+	struct qos_cfg cfg;
+	char err[512], path[512];
+	uint32_t zero = 0;
+	struct qos *skel;
+
+	skel = qos__open_and_load();
+	if (!skel)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/tc-profiles/%s", QOS_SRCDIR, profile);
+	if (qos_profile_load(path, &prof, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		qos__destroy(skel);
+		return NULL;
+	}
+	qos_profile_fill_cfg(&prof, &cfg);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_cfg), &zero, &cfg, 0)) {
+		qos__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static uint64_t count(struct qos *skel, uint32_t dir, uint32_t cls, uint32_t fam,
+		      uint32_t verdict)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct qos_ctr vals[ncpu];
+	uint32_t key = qos_stats_key(dir, cls, fam, verdict);
+	uint64_t pkts = 0;
+	int i;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.qos_stats), &key, vals))
+		return UINT64_MAX;
+	for (i = 0; i < ncpu; i++)
+		pkts += vals[i].packets;
+	return pkts;
+}
+
+static void build_icmp6(struct pkt *p, uint8_t tclass, uint8_t type)
+{
+	size_t l3;
+
+	pkt_init(p);
+	pkt_eth(p);
+	l3 = p->len;
+	pkt_ipv6(p, tclass, 0, IPPROTO_ICMPV6_);
+	pkt_payload(p, 24);
+	p->buf[p->l3 + sizeof(struct ipv6hdr)] = type;
+	pkt_end(p, l3);
+}
+
+TEST(diffserv4_network_control)
+{
+	static const struct {
+		uint8_t type;
+		uint32_t cls;
+	} icmp[] = {
+		{ 133, CLS_NC }, { 134, CLS_NC }, { 135, CLS_NC }, { 136, CLS_NC },
+		{ 137, CLS_NC }, { 128, CLS_BE }, { 129, CLS_BE }, { 138, CLS_BE },
+		{ 132, CLS_BE },
+	};
+	struct qos *skel = load("diffserv4");
+	static struct run_result r;
+	static struct pkt p;
+	size_t i, l3;
+
+	ASSERT_NE(NULL, skel);
+	for (i = 0; i < sizeof(icmp) / sizeof(icmp[0]); i++) {
+		build_icmp6(&p, 0, icmp[i].type);
+		pkt_run(bpf_program__fd(skel->progs.qos_egress), &p, 0, &r);
+		ASSERT_EQ(0, r.err);
+		EXPECT_EQ(classid(icmp[i].cls), r.ctx.priority) TH_LOG("icmpv6 type %u", icmp[i].type);
+		pkt_run(bpf_program__fd(skel->progs.qos_ingress), &p, 0, &r);
+		EXPECT_EQ(icmp[i].cls << MARK_SHIFT, r.ctx.mark) TH_LOG("icmpv6 type %u", icmp[i].type);
+	}
+
+	/* CS6 and CS7 by DSCP, both families. */
+	for (i = 0; i < 4; i++) {
+		uint8_t dscp = i & 1 ? 56 : 48;
+
+		pkt_init(&p);
+		pkt_eth(&p);
+		l3 = p.len;
+		if (i < 2)
+			pkt_ipv4(&p, dscp << 2, IPPROTO_TCP, 0);
+		else
+			pkt_ipv6(&p, dscp << 2, 7, IPPROTO_TCP);
+		pkt_payload(&p, 20);
+		pkt_end(&p, l3);
+		pkt_run(bpf_program__fd(skel->progs.qos_egress), &p, 0, &r);
+		EXPECT_EQ(classid(CLS_NC), r.ctx.priority) TH_LOG("dscp %u case %zu", dscp, i);
+	}
+
+	/* ARP: not IP, yet queued in network control, and untouched. */
+	pkt_init(&p);
+	pkt_eth(&p);
+	pkt_ethertype(&p, ETH_P_ARP);
+	pkt_payload(&p, 28);
+	pkt_run(bpf_program__fd(skel->progs.qos_egress), &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	EXPECT_EQ(classid(CLS_NC), r.ctx.priority);
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
+	qos__destroy(skel);
+}
+
+/* The pip-20pct profile has no nd-class: ND follows its Traffic Class. */
+TEST(nd_without_nd_class)
+{
+	struct qos *skel = load("pip-20pct");
+	static struct run_result r;
+	static struct pkt p;
+
+	ASSERT_NE(NULL, skel);
+	build_icmp6(&p, 46 << 2, 135);
+	pkt_run(bpf_program__fd(skel->progs.qos_egress), &p, 0, &r);
+	EXPECT_EQ(classid(CLS_PIP), r.ctx.priority);
+	qos__destroy(skel);
+}
+
+TEST(border_remark)
+{
+	struct qos *skel = load("border");
+	static struct run_result r;
+	static struct pkt p, want;
+	int egress, ecn, v6;
+	size_t l3;
+
+	ASSERT_NE(NULL, skel);
+	egress = bpf_program__fd(skel->progs.qos_egress);
+	for (v6 = 0; v6 < 2; v6++) {
+		for (ecn = 0; ecn < 4; ecn++) {
+			pkt_init(&p);
+			pkt_eth(&p);
+			l3 = p.len;
+			if (v6)
+				pkt_ipv6(&p, 46 << 2 | ecn, 0xabcde, IPPROTO_UDP);
+			else
+				pkt_ipv4(&p, 46 << 2 | ecn, IPPROTO_UDP, 4);
+			pkt_payload(&p, 40);
+			pkt_end(&p, l3);
+
+			/* The same packet built with DSCP 0 is what must leave. */
+			want = p;
+			if (v6) {
+				pkt_init(&want);
+				pkt_eth(&want);
+				pkt_ipv6(&want, ecn, 0xabcde, IPPROTO_UDP);
+				pkt_payload(&want, 40);
+				pkt_end(&want, l3);
+			} else {
+				struct iphdr *ip = (struct iphdr *)(want.buf + l3);
+
+				ip->tos = ecn;
+				pkt_end(&want, l3);
+			}
+
+			pkt_run(egress, &p, 0, &r);
+			ASSERT_EQ(0, r.err);
+			EXPECT_EQ(TC_ACT_UNSPEC, r.retval);
+			EXPECT_EQ(classid(CLS_PIP), r.ctx.priority);
+			ASSERT_EQ(want.len, r.out_len);
+			EXPECT_EQ(0, memcmp(want.buf, r.out, want.len))
+				TH_LOG("%s ecn %d: not the packet with DSCP 0", v6 ? "ipv6" : "ipv4",
+				       ecn);
+			if (!v6)
+				EXPECT_EQ(0, ip_csum(r.out + l3, 24));
+		}
+	}
+	EXPECT_EQ(4, count(skel, QOS_DIR_EGRESS, CLS_PIP, QOS_FAM_IPV4, QOS_V_REMARK));
+	EXPECT_EQ(4, count(skel, QOS_DIR_EGRESS, CLS_PIP, QOS_FAM_IPV6, QOS_V_REMARK));
+
+	/* BE is not rewritten, nor counted as remarked. */
+	pkt_init(&p);
+	pkt_eth(&p);
+	l3 = p.len;
+	pkt_ipv4(&p, 10 << 2, IPPROTO_UDP, 0);
+	pkt_payload(&p, 40);
+	pkt_end(&p, l3);
+	pkt_run(egress, &p, 0, &r);
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
+	EXPECT_EQ(classid(CLS_BE), r.ctx.priority);
+	EXPECT_EQ(1, count(skel, QOS_DIR_EGRESS, CLS_BE, QOS_FAM_IPV4, QOS_V_PASS));
+	qos__destroy(skel);
+}
+
+TEST_HARNESS_MAIN

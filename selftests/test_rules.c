@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Classification rules end to end below the CLI: rules parsed and installed
+ * by the same library qosctl uses (user/rules.c), packets through the
+ * programs with bpf_prog_test_run_opts(). Covers IPv6 flow label exact and
+ * masked, the IPv6 3-tuple, IPv4 and IPv6 prefixes, family-less protocol
+ * rules, every overlap rule (priority, then specificity, then age), 6in4 and
+ * tagged frames, DSCP rewrite (checksum, ECN and flow label), per-rule hit
+ * counters, live changes without reloading, the limits, profile [rule]
+ * sections, and a million rules.
+ */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "pkt.h"
+#include "qos_test.h"
+#include "rules.h"
+
+enum shape { V4, V6, V6_VLAN, V4_QINQ, V6IN4 };
+
+struct pspec {
+	enum shape shape;
+	const char *src;	/* NULL: the builder's default address */
+	const char *dst;
+	uint32_t fl;
+	uint8_t dscp;
+	uint8_t proto;
+};
+
+static void build(struct pkt *p, const struct pspec *s)
+{
+	bool v6 = s->shape != V4 && s->shape != V4_QINQ;
+	uint8_t tos = s->dscp << 2 | 1;	/* ECT(1) */
+	size_t l3;
+	uint8_t *a;
+
+	pkt_init(p);
+	pkt_eth(p);
+	if (s->shape == V4_QINQ)
+		pkt_vlan(p, ETH_P_8021AD, 5);
+	if (s->shape == V6_VLAN || s->shape == V4_QINQ)
+		pkt_vlan(p, ETH_P_8021Q, 6);
+	l3 = p->len;
+	if (s->shape == V6IN4)
+		pkt_ipv4(p, 0, IPPROTO_IPV6, 0);
+	if (v6) {
+		struct ipv6hdr *ip6 = pkt_ipv6(p, tos, s->fl, s->proto);
+
+		a = (uint8_t *)&ip6->saddr;
+	} else {
+		struct iphdr *ip = pkt_ipv4(p, tos, s->proto, 8);
+
+		a = (uint8_t *)&ip->saddr;
+	}
+	if (s->src)
+		inet_pton(v6 ? AF_INET6 : AF_INET, s->src, a);
+	if (s->dst)
+		inet_pton(v6 ? AF_INET6 : AF_INET, s->dst, a + (v6 ? 16 : 4));
+	pkt_payload(p, 40);
+	pkt_end(p, l3);
+}
+
+/* "KEY VALUE ..." into a rule, as qosctl's command line would. */
+static int rule_parse(const char *words, const struct qos_profile *prof, struct qos_rule *r)
+{
+	char buf[512], err[256], *k, *v, *save = NULL;
+	const struct qos_class_spec *cl;
+
+	qos_rule_init(r);
+	snprintf(buf, sizeof(buf), "%s", words);
+	for (k = strtok_r(buf, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+		v = strtok_r(NULL, " ", &save);
+		if (!v || qos_rule_set(r, k, v, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s: %s\n", words, k, v ? err : "no value");
+			return -EINVAL;
+		}
+	}
+	if (qos_rule_check(r, err, sizeof(err)))
+		return -EINVAL;
+	cl = qos_profile_class(prof, r->class_name);
+	if (!cl)
+		return -ENOENT;
+	r->class_id = cl->id;
+	return 0;
+}
+
+FIXTURE(rules)
+{
+	struct qos *skel;
+	struct qos_profile prof;
+	struct qos_cfg cfg;
+	struct qos_rule_maps m;
+	struct qos_rules cur;
+	int prog[QOS_DIR_MAX];
+};
+
+static void fixture_init(struct __test_metadata *_metadata, FIXTURE_DATA(rules) *self,
+			 uint32_t entries)
+{
+	self->skel = qos_test_load(entries);
+	ASSERT_NE(NULL, self->skel) TH_LOG("loading the BPF object: %s", strerror(errno));
+	self->prog[QOS_DIR_INGRESS] = bpf_program__fd(self->skel->progs.qos_ingress);
+	self->prog[QOS_DIR_EGRESS] = bpf_program__fd(self->skel->progs.qos_egress);
+	ASSERT_EQ(0, qos_test_profile(self->skel, "pip-20pct", &self->prof, &self->cfg));
+	self->m.rules = bpf_map__fd(self->skel->maps.qos_rules);
+	self->m.stats = bpf_map__fd(self->skel->maps.qos_rule_stats);
+	self->m.sets = bpf_map__fd(self->skel->maps.qos_rule_sets);
+	self->m.cfg = bpf_map__fd(self->skel->maps.qos_cfg);
+	self->m.capacity = bpf_map__max_entries(self->skel->maps.qos_rules);
+}
+
+FIXTURE_SETUP(rules)
+{
+	fixture_init(_metadata, self, 0);
+}
+
+FIXTURE_TEARDOWN(rules)
+{
+	qos_rules_free(&self->cur);
+	qos_profile_free(&self->prof);
+	qos__destroy(self->skel);
+}
+
+/* Make @next the installed rule set; @next becomes the current one. */
+static int commit(FIXTURE_DATA(rules) *self, struct qos_rules *next)
+{
+	char err[512];
+	int ret;
+
+	ret = qos_rules_commit(&self->m, &self->cur, next, &self->cfg.rules, true, err,
+			       sizeof(err));
+	if (ret) {
+		fprintf(stderr, "commit: %s\n", err);
+		return ret;
+	}
+	qos_rules_free(&self->cur);
+	self->cur = *next;
+	memset(next, 0, sizeof(*next));
+	return 0;
+}
+
+static int install(FIXTURE_DATA(rules) *self, const char *const *words, size_t n)
+{
+	struct qos_rules next = {};
+	struct qos_rule r;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < self->cur.n && !ret; i++)
+		ret = qos_rules_add(&next, &self->cur.r[i]);
+	for (i = 0; i < n && !ret; i++) {
+		ret = rule_parse(words[i], &self->prof, &r);
+		ret = ret ?: qos_rules_add(&next, &r);
+	}
+	ret = ret ?: commit(self, &next);
+	qos_rules_free(&next);
+	return ret;
+}
+
+static const struct qos_rule *rule_named(FIXTURE_DATA(rules) *self, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < self->cur.n; i++)
+		if (!strcmp(self->cur.r[i].name, name))
+			return &self->cur.r[i];
+	return NULL;
+}
+
+static uint64_t hits(FIXTURE_DATA(rules) *self, const char *name)
+{
+	const struct qos_rule *r = rule_named(self, name);
+
+	return r ? qos_test_ctr(self->m.stats, r->id).packets : UINT64_MAX;
+}
+
+/* Ingress class of @s (from the mark). */
+static uint32_t classify(FIXTURE_DATA(rules) *self, const struct pspec *s)
+{
+	static struct run_result r;
+	static struct pkt p;
+
+	build(&p, s);
+	pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+	if (r.err || r.retval != TC_ACT_UNSPEC)
+		return UINT32_MAX;
+	return (r.ctx.mark & MARK_MASK) >> MARK_SHIFT;
+}
+
+static const char *const table_rules[] = {
+	"name fl-exact flowlabel 0x12345 class pip",
+	"name fl-masked flowlabel 0x54000/0xff000 class lbe",
+	"name v6-3tuple src 2001:db8:a::/48 dst 2001:db8:b::1/128 flowlabel 0x777 class pip",
+	"name v6-src src 2001:db8:c::/64 class lbe",
+	"name v6-dst dst 2001:db8:d::/56 class pip",
+	"name v4-src src 10.9.0.0/16 class lbe",
+	"name v4-dst dst 192.0.2.0/24 class pip",
+	"name v4-both src 10.8.0.0/16 dst 10.7.0.0/16 class lbe",
+	/* priority decides */
+	"name ovl-wide src 2001:db8:e::/48 priority 50 class lbe",
+	"name ovl-narrow src 2001:db8:e:1::/64 priority 60 class pip",
+	/* same priority: the longer match */
+	"name spec-short src 2001:db8:f::/48 class lbe",
+	"name spec-long src 2001:db8:f::/48 flowlabel 0xabc class pip",
+	/* same priority and length: the older rule */
+	"name age-old src 2001:db8:10::/64 class lbe",
+	"name age-new dst 2001:db8:11::/64 class pip",
+	"name v4-prio src 10.6.0.0/16 priority 10 class pip",
+	"name v4-long src 10.6.1.0/24 class lbe",
+	/* no family: both */
+	"name any-udp proto udp priority 1000 class lbe",
+};
+
+static const struct rcase {
+	const char *name;
+	struct pspec pkt;
+	uint32_t cls;
+	const char *rule;	/* the rule that must hit, NULL for none */
+	uint32_t fam;
+} table_cases[] = {
+	{ "flow label exact", { V6, .fl = 0x12345, .proto = 6 }, CLS_PIP, "fl-exact", 1 },
+	{ "flow label off by one", { V6, .fl = 0x12344, .proto = 6 }, CLS_BE, NULL, 1 },
+	{ "flow label masked", { V6, .fl = 0x54abc, .proto = 6 }, CLS_LBE, "fl-masked", 1 },
+	{ "flow label outside mask", { V6, .fl = 0x55abc, .proto = 6 }, CLS_BE, NULL, 1 },
+	{ "3-tuple", { V6, "2001:db8:a:5::9", "2001:db8:b::1", 0x777, .proto = 6 }, CLS_PIP,
+	  "v6-3tuple", 1 },
+	{ "3-tuple, other label", { V6, "2001:db8:a:5::9", "2001:db8:b::1", 0x778, .proto = 6 },
+	  CLS_BE, NULL, 1 },
+	{ "3-tuple, other dst", { V6, "2001:db8:a:5::9", "2001:db8:b::2", 0x777, .proto = 6 },
+	  CLS_BE, NULL, 1 },
+	{ "3-tuple, tagged", { V6_VLAN, "2001:db8:a::1", "2001:db8:b::1", 0x777, .proto = 6 },
+	  CLS_PIP, "v6-3tuple", 1 },
+	{ "ipv6 src prefix", { V6, "2001:db8:c::5", .proto = 6 }, CLS_LBE, "v6-src", 1 },
+	{ "ipv6 src outside", { V6, "2001:db8:c:1::5", .proto = 6 }, CLS_BE, NULL, 1 },
+	{ "ipv6 dst prefix", { V6, NULL, "2001:db8:d:ff::1", .proto = 6 }, CLS_PIP, "v6-dst", 1 },
+	{ "ipv6 dst outside", { V6, NULL, "2001:db8:d:100::1", .proto = 6 }, CLS_BE, NULL, 1 },
+	{ "rule before dscp", { V6, "2001:db8:c::5", .dscp = 46, .proto = 6 }, CLS_LBE, "v6-src",
+	  1 },
+	{ "dscp without rule", { V6, .dscp = 46, .proto = 6 }, CLS_PIP, NULL, 1 },
+	{ "ipv4 src prefix", { V4, "10.9.3.4", .proto = 6 }, CLS_LBE, "v4-src", 0 },
+	{ "ipv4 dst prefix", { V4_QINQ, NULL, "192.0.2.77", .proto = 6 }, CLS_PIP, "v4-dst", 0 },
+	{ "ipv4 src and dst", { V4, "10.8.1.1", "10.7.1.1", .proto = 6 }, CLS_LBE, "v4-both", 0 },
+	{ "ipv4 src, other dst", { V4, "10.8.1.1", .proto = 6 }, CLS_BE, NULL, 0 },
+	{ "priority beats length", { V6, "2001:db8:e:1::1", .proto = 6 }, CLS_LBE, "ovl-wide", 1 },
+	{ "length at equal priority", { V6, "2001:db8:f::1", .fl = 0xabc, .proto = 6 }, CLS_PIP,
+	  "spec-long", 1 },
+	{ "shorter when longer misses", { V6, "2001:db8:f::1", .fl = 0xabd, .proto = 6 },
+	  CLS_LBE, "spec-short", 1 },
+	{ "age at equal priority and length",
+	  { V6, "2001:db8:10::1", "2001:db8:11::1", .proto = 6 }, CLS_LBE, "age-old", 1 },
+	{ "ipv4 priority beats length", { V4, "10.6.1.1", .proto = 6 }, CLS_PIP, "v4-prio", 0 },
+	{ "protocol, ipv4", { V4, .proto = 17 }, CLS_LBE, "any-udp", 0 },
+	{ "protocol, ipv6", { V6, .proto = 17 }, CLS_LBE, "any-udp", 1 },
+	{ "protocol loses to priority", { V6, .fl = 0x12345, .proto = 17 }, CLS_PIP, "fl-exact",
+	  1 },
+	{ "6in4 flow label", { V6IN4, .fl = 0x12345, .proto = 6 }, CLS_PIP, "fl-exact", 2 },
+	{ "6in4 3-tuple", { V6IN4, "2001:db8:a::7", "2001:db8:b::1", 0x777, .proto = 6 }, CLS_PIP,
+	  "v6-3tuple", 2 },
+};
+
+TEST_F(rules, table)
+{
+	uint64_t want_hits[ARRAY_SIZE(table_rules)] = {};
+	uint64_t want[QOS_MAX_CLASSES][QOS_FAM_MAX] = {};
+	size_t i, j;
+	int c, f;
+
+	ASSERT_EQ(0, install(self, table_rules, ARRAY_SIZE(table_rules)));
+	ASSERT_EQ(ARRAY_SIZE(table_rules), self->cur.n);
+	EXPECT_EQ(QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4, self->cfg.rules & ~QOS_RULES_SET);
+
+	for (i = 0; i < ARRAY_SIZE(table_cases); i++) {
+		const struct rcase *rc = &table_cases[i];
+
+		EXPECT_EQ(rc->cls, classify(self, &rc->pkt)) TH_LOG("%s", rc->name);
+		want[rc->cls][rc->fam]++;
+		for (j = 0; rc->rule && j < ARRAY_SIZE(table_rules); j++)
+			if (!strcmp(self->cur.r[j].name, rc->rule))
+				want_hits[j]++;
+	}
+	for (j = 0; j < ARRAY_SIZE(table_rules); j++) {
+		EXPECT_EQ(want_hits[j], hits(self, self->cur.r[j].name))
+			TH_LOG("hits of %s", self->cur.r[j].name);
+	}
+	for (c = 0; c < QOS_MAX_CLASSES; c++) {
+		for (f = 0; f < QOS_FAM_MAX; f++) {
+			EXPECT_EQ(want[c][f], qos_test_class_pkts(self->skel, 0, c, f))
+				TH_LOG("class %d family %d", c, f);
+		}
+	}
+}
+
+/* The rules read back from the maps are the rules installed. */
+TEST_F(rules, read_back)
+{
+	struct qos_rules got = {};
+	size_t i, j, found = 0;
+
+	ASSERT_EQ(0, install(self, table_rules, ARRAY_SIZE(table_rules)));
+	ASSERT_EQ(0, qos_rules_read(&self->m, &got, true));
+	ASSERT_EQ(self->cur.n, got.n);
+	for (i = 0; i < got.n; i++)
+		for (j = 0; j < self->cur.n; j++)
+			if (got.r[i].id == self->cur.r[j].id) {
+				EXPECT_TRUE(qos_rule_same(&got.r[i], &self->cur.r[j]))
+					TH_LOG("%s", self->cur.r[j].name);
+				found++;
+			}
+	EXPECT_EQ(got.n, found);
+	qos_rules_free(&got);
+}
+
+/* set-dscp: the DSCP changes, ECN and the flow label do not, the IPv4
+ * checksum stays valid, nothing else in the packet moves. */
+TEST_F(rules, set_dscp)
+{
+	static const char *const w[] = {
+		"name rw4 src 10.5.0.0/16 class pip set-dscp ef",
+		"name rw6 flowlabel 0xabcde class pip set-dscp 46",
+		"name rw-same src 10.4.0.0/16 class lbe set-dscp cs1",
+	};
+	static const struct pspec v4 = { V4_QINQ, "10.5.1.1", .dscp = 10, .proto = 6 };
+	static const struct pspec v6 = { V6_VLAN, .fl = 0xabcde, .dscp = 10, .proto = 6 };
+	static const struct pspec in4 = { V6IN4, .fl = 0xabcde, .dscp = 0, .proto = 6 };
+	static const struct pspec same = { V4, "10.4.1.1", .dscp = 8, .proto = 6 };
+	static struct run_result r;
+	static struct pkt p;
+	struct iphdr *ip;
+	size_t l3;
+	uint32_t w0;
+
+	ASSERT_EQ(0, install(self, w, ARRAY_SIZE(w)));
+
+	build(&p, &v4);
+	pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	ASSERT_EQ(p.len, r.out_len);
+	l3 = p.l3;
+	ip = (struct iphdr *)(r.out + l3);
+	EXPECT_EQ(46 << 2 | 1, ip->tos);
+	EXPECT_EQ(0, ip_csum(ip, ip->ihl * 4)) TH_LOG("IPv4 checksum broken");
+	ip->tos = ((struct iphdr *)(p.buf + l3))->tos;
+	ip->check = ((struct iphdr *)(p.buf + l3))->check;
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
+	EXPECT_EQ(CLS_PIP << MARK_SHIFT, r.ctx.mark);
+
+	build(&p, &v6);
+	pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	memcpy(&w0, r.out + p.l3, 4);
+	EXPECT_EQ(6U << 28 | (46U << 2 | 1) << 20 | 0xabcde, ntohl(w0));
+	EXPECT_EQ(0, memcmp(p.buf + p.l3 + 4, r.out + p.l3 + 4, p.len - p.l3 - 4));
+
+	/* 6in4: the inner header is rewritten, the outer left valid. */
+	build(&p, &in4);
+	pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	memcpy(&w0, r.out + p.l3, 4);
+	EXPECT_EQ(6U << 28 | (46U << 2 | 1) << 20 | 0xabcde, ntohl(w0));
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.l3));
+
+	/* Already the target DSCP: untouched. */
+	build(&p, &same);
+	pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
+	EXPECT_EQ(CLS_LBE << MARK_SHIFT, r.ctx.mark);
+
+	EXPECT_EQ(1, hits(self, "rw4"));
+	EXPECT_EQ(2, hits(self, "rw6"));
+	EXPECT_EQ(1, hits(self, "rw-same"));
+}
+
+/* Rules come and go under the loaded programs: the program is never
+ * replaced, each change is seen by the next packet, the two shape sets
+ * alternate, and removing the last rule turns the lookup off. */
+TEST_F(rules, live_changes)
+{
+	static const struct pspec pk = { V6, "2001:db8:c::1", .fl = 0x12345, .proto = 6 };
+	static const char *const exact[] = { "name a flowlabel 0x12345 priority 20 class pip" };
+	static const char *const pre[] = { "name b src 2001:db8:c::/64 priority 10 class lbe" };
+	struct qos_rules none = {};
+	struct bpf_prog_info info = {};
+	uint32_t ilen = sizeof(info), id0;
+	int i;
+
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(self->prog[0], &info, &ilen));
+	id0 = info.id;
+	EXPECT_EQ(CLS_BE, classify(self, &pk));
+	for (i = 0; i < 50; i++) {
+		uint32_t set = self->cfg.rules & QOS_RULES_SET;
+
+		ASSERT_EQ(0, install(self, exact, 1));
+		EXPECT_NE(set, self->cfg.rules & QOS_RULES_SET);
+		EXPECT_EQ(CLS_PIP, classify(self, &pk));
+		ASSERT_EQ(0, install(self, pre, 1));
+		EXPECT_EQ(CLS_LBE, classify(self, &pk));
+		ASSERT_EQ(0, commit(self, &none));
+		EXPECT_EQ(0, self->cfg.rules & ~QOS_RULES_SET);
+		EXPECT_EQ(CLS_BE, classify(self, &pk));
+	}
+	/* The first call filled in counts the kernel would now write to. */
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(self->prog[0], &info, &ilen));
+	EXPECT_EQ(id0, info.id);
+}
+
+/* Deleting one rule leaves the others and their counters alone. */
+TEST_F(rules, delete_keeps_others)
+{
+	static const struct pspec a = { V6, .fl = 0x11111, .proto = 6 };
+	static const struct pspec b = { V4, "10.9.9.9", .proto = 6 };
+	static const char *const w[] = { "name a flowlabel 0x11111 class pip",
+					 "name b src 10.9.0.0/16 class lbe" };
+	struct qos_rules next = {};
+
+	ASSERT_EQ(0, install(self, w, 2));
+	EXPECT_EQ(CLS_PIP, classify(self, &a));
+	EXPECT_EQ(CLS_LBE, classify(self, &b));
+	ASSERT_EQ(0, qos_rules_add(&next, rule_named(self, "b")));
+	ASSERT_EQ(0, commit(self, &next));
+	EXPECT_EQ(CLS_BE, classify(self, &a));
+	EXPECT_EQ(CLS_LBE, classify(self, &b));
+	EXPECT_EQ(2, hits(self, "b"));
+	EXPECT_EQ(QOS_RULES_V4, self->cfg.rules & ~QOS_RULES_SET);
+}
+
+TEST_F(rules, limits)
+{
+	static const char *const dup[] = { "name x src 10.1.0.0/16 class pip",
+					   "name y src 10.1.0.0/16 priority 5 class lbe" };
+	struct qos_rules next = {};
+	struct qos_rule r;
+	char words[128], err[256];
+	int i;
+
+	EXPECT_EQ(-EEXIST, install(self, dup, 2));
+	EXPECT_EQ(0, self->cur.n);
+
+	/* 17 distinct IPv4 source prefix lengths: one shape too many. */
+	for (i = 0; i < QOS_RULE_SHAPES_MAX + 1; i++) {
+		snprintf(words, sizeof(words), "src 10.0.0.0/%d class pip", 8 + i);
+		ASSERT_EQ(0, rule_parse(words, &self->prof, &r));
+		ASSERT_EQ(0, qos_rules_add(&next, &r));
+	}
+	EXPECT_EQ(-E2BIG, qos_rules_commit(&self->m, &self->cur, &next, &self->cfg.rules, true,
+					   err, sizeof(err)));
+	TH_LOG("%s", err);
+	qos_rules_free(&next);
+
+	/* Bad input, each with its reason. */
+	qos_rule_init(&r);
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "src", "10.1.2.3/8", err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "host bits"));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "flowlabel", "0x100000", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "flowlabel", "0x123/0xf00", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "src", "2001:db8::/129", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "priority", "70000", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "proto", "300", err, sizeof(err)));
+	EXPECT_EQ(-ENOENT, qos_rule_set(&r, "sport", "80", err, sizeof(err)));
+	ASSERT_EQ(0, qos_rule_set(&r, "src", "10.0.0.0/8", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dst", "2001:db8::/32", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "flowlabel", "5", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_check(&r, err, sizeof(err)));
+}
+
+TEST(table_full)
+{
+	FIXTURE_DATA(rules) s = {}, *self = &s;
+	struct qos_rules next = {};
+	struct qos_rule r;
+	char words[64], err[256];
+	int i;
+
+	fixture_init(_metadata, self, 16);
+	for (i = 0; i < 16; i++) {
+		snprintf(words, sizeof(words), "flowlabel %d class pip", i + 1);
+		ASSERT_EQ(0, rule_parse(words, &self->prof, &r));
+		ASSERT_EQ(0, qos_rules_add(&next, &r));
+	}
+	/* Ids start at 1: 15 fit. */
+	EXPECT_EQ(-ENOSPC, qos_rules_commit(&self->m, &self->cur, &next, &self->cfg.rules, true,
+					    err, sizeof(err)));
+	next.n = 15;
+	EXPECT_EQ(0, commit(self, &next));
+	qos_rules_free(&next);
+	qos_rules_free(&self->cur);
+	qos_profile_free(&self->prof);
+	qos__destroy(self->skel);
+}
+
+/* [rule NAME] sections of a profile: parsed, classes resolved, errors with
+ * file, line and key. */
+TEST(profile_rules)
+{
+	static const char good[] =
+		"[profile]\ndefault = be\nrules = 1024\n"
+		"[class pip]\nid = 2\nrate = 20%\n"
+		"[class be]\nid = 3\nrate = 79%\n"
+		"[rule voice]\nflowlabel = 0x12345\nsrc = 2001:db8::/32\nclass = pip\n"
+		"set-dscp = ef\npriority = 10\n"
+		"[rule bulk]\nsrc = 10.0.0.0/8\nclass = be\n";
+	static const struct {
+		const char *text;
+		const char *want;	/* in the error */
+	} bad[] = {
+		{ "[rule a]\nflowlabel = 0x123456\nclass = pip\n", ":10: flowlabel:" },
+		{ "[rule a]\nsrc = 10.0.0.0/8\nclass = nope\n", ":10: class:" },
+		{ "[rule a]\nsrc = 10.0.0.0/8\n", ":10: class:" },
+		{ "[rule a]\nsrc = 10.0.0.0/8\nclass = pip\n[rule b]\nsrc = 10.0.0.0/8\nclass = be\n",
+		  "same match" },
+		{ "[rule a]\nport = 80\n", ":10: port:" },
+	};
+	static struct qos_profile p;
+	char path[] = "/tmp/qos-profile-XXXXXX", err[512];
+	size_t i;
+	FILE *f;
+	int fd;
+
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	f = fdopen(fd, "w");
+	fputs(good, f);
+	fclose(f);
+	EXPECT_EQ(0, qos_profile_load(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(1024, p.rule_entries);
+	ASSERT_EQ(2, p.rules.n);
+	EXPECT_STREQ("voice", p.rules.r[0].name);
+	EXPECT_EQ(2, p.rules.r[0].class_id);
+	EXPECT_EQ(46, p.rules.r[0].dscp);
+	EXPECT_EQ(10, p.rules.r[0].prio);
+	EXPECT_EQ(0x12345, p.rules.r[0].flowlabel);
+	EXPECT_TRUE(p.rules.r[0].profile);
+	EXPECT_EQ(3, p.rules.r[1].class_id);
+	qos_profile_free(&p);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		f = fopen(path, "w");
+		fprintf(f, "[profile]\ndefault = be\n[class pip]\nid = 2\nrate = 20%%\n"
+			   "[class be]\nid = 3\nrate = 79%%\n%s", bad[i].text);
+		fclose(f);
+		EXPECT_EQ(-EINVAL, qos_profile_load(path, &p, err, sizeof(err)));
+		EXPECT_NE(NULL, strstr(err, bad[i].want)) TH_LOG("case %zu: %s", i, err);
+		qos_profile_free(&p);
+	}
+	unlink(path);
+}
+
+#define MILLION		(1U << 20)
+
+/* 2^20 exact 3-tuple rules, plus a prefix rule: installed, each sampled
+ * rule classifies, and a miss falls through to the prefix and the DSCP. */
+TEST(million_rules)
+{
+	FIXTURE_DATA(rules) s = {}, *self = &s;
+	struct qos_rules next = {};
+	struct pspec pk = { V6, .proto = 6 };
+	char src[64], dst[64], words[256];
+	struct qos_rule r;
+	struct timespec t0, t1;
+	uint32_t i;
+
+	fixture_init(_metadata, self, MILLION + 2);
+	next.r = calloc(MILLION + 1, sizeof(*next.r));
+	ASSERT_NE(NULL, next.r);
+	next.cap = MILLION + 1;
+	for (i = 0; i < MILLION; i++) {
+		snprintf(words, sizeof(words),
+			 "src 2001:db8:100::%x:%x/128 dst 2001:db8:200::1/128 flowlabel %u class %s",
+			 i >> 16, i & 0xffff, i & 0xfffff, i & 1 ? "lbe" : "pip");
+		ASSERT_EQ(0, rule_parse(words, &self->prof, &r));
+		next.r[next.n++] = r;
+	}
+	ASSERT_EQ(0, rule_parse("src 2001:db8:100::/48 priority 200 class lbe", &self->prof, &r));
+	next.r[next.n++] = r;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, commit(self, &next));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	TH_LOG("%u rules installed in %.1f s", MILLION + 1,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+
+	for (i = 0; i < MILLION; i += 9973) {
+		snprintf(src, sizeof(src), "2001:db8:100::%x:%x", i >> 16, i & 0xffff);
+		snprintf(dst, sizeof(dst), "2001:db8:200::1");
+		pk.src = src;
+		pk.dst = dst;
+		pk.fl = i & 0xfffff;
+		EXPECT_EQ(i & 1 ? CLS_LBE : CLS_PIP, classify(self, &pk)) TH_LOG("rule %u", i);
+		pk.fl = (i + 1) & 0xfffff;
+		EXPECT_EQ(CLS_LBE, classify(self, &pk)) TH_LOG("rule %u, other label", i);
+	}
+	pk.src = "2001:db8:101::1";
+	pk.dscp = 46;
+	EXPECT_EQ(CLS_PIP, classify(self, &pk));
+	qos_rules_free(&next);
+	qos_rules_free(&self->cur);
+	qos_profile_free(&self->prof);
+	qos__destroy(self->skel);
+}
+
+TEST_HARNESS_MAIN

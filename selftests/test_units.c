@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The unit parsers every profile and command line goes through: rates,
+ * sizes, times and DSCP names, with the values written out by hand.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+struct rate_case {
+	const char *in;
+	uint64_t link;
+	int err;
+	uint64_t bps;
+};
+
+TEST(rates)
+{
+	static const struct rate_case cases[] = {
+		{ "100mbit", 0, 0, 100000000ULL },
+		{ "1gbit", 0, 0, 1000000000ULL },
+		{ "1.5gbit", 0, 0, 1500000000ULL },
+		{ "400gbit", 0, 0, 400000000000ULL },
+		{ "1kbit", 0, 0, 1000 },
+		{ "800bit", 0, 0, 800 },
+		{ "1000", 0, 0, 1000 },			/* bare number: bit/s */
+		{ "10mbps", 0, 0, 80000000ULL },	/* bytes per second */
+		{ "1mibit", 0, 0, 1048576 },
+		{ "20%", 100000000ULL, 0, 20000000ULL },
+		{ "1%", 100000000ULL, 0, 1000000ULL },
+		{ "0.5%", 1000000000ULL, 0, 5000000ULL },
+		{ "100%", 1000, 0, 1000 },
+		{ "20%", 0, -EINVAL, 0 },		/* no link to take a share of */
+		{ "0%", 1000, -ERANGE, 0 },
+		{ "101%", 1000, -ERANGE, 0 },
+		{ "-5mbit", 0, -EINVAL, 0 },
+		{ "5 mbit", 0, -EINVAL, 0 },
+		{ "mbit", 0, -EINVAL, 0 },
+		{ "5furlongs", 0, -EINVAL, 0 },
+		{ "", 0, -EINVAL, 0 },
+		{ "0.1bit", 0, -ERANGE, 0 },
+		{ "20tbit", 0, -ERANGE, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint64_t bps = 0;
+		int err = qos_parse_rate(cases[i].in, cases[i].link, &bps);
+
+		EXPECT_EQ(cases[i].err, err) TH_LOG("'%s'", cases[i].in);
+		if (!cases[i].err)
+			EXPECT_EQ(cases[i].bps, bps) TH_LOG("'%s'", cases[i].in);
+	}
+}
+
+TEST(sizes_and_times)
+{
+	uint64_t v;
+
+	ASSERT_EQ(0, qos_parse_size("1514", &v));
+	EXPECT_EQ(1514, v);
+	ASSERT_EQ(0, qos_parse_size("64kb", &v));
+	EXPECT_EQ(65536, v);
+	ASSERT_EQ(0, qos_parse_size("64k", &v));
+	EXPECT_EQ(65536, v);
+	ASSERT_EQ(0, qos_parse_size("2mb", &v));
+	EXPECT_EQ(2097152, v);
+	ASSERT_EQ(0, qos_parse_size("2mbit", &v));	/* Bc in bits, as the seed writes it */
+	EXPECT_EQ(262144, v);
+	EXPECT_EQ(-EINVAL, qos_parse_size("2 kb", &v));
+	EXPECT_EQ(-ERANGE, qos_parse_size("0", &v));
+	EXPECT_EQ(-ERANGE, qos_parse_size("5gb", &v));
+
+	ASSERT_EQ(0, qos_parse_time("10ms", &v));
+	EXPECT_EQ(10000000ULL, v);
+	ASSERT_EQ(0, qos_parse_time("500us", &v));
+	EXPECT_EQ(500000ULL, v);
+	ASSERT_EQ(0, qos_parse_time("1.5s", &v));
+	EXPECT_EQ(1500000000ULL, v);
+	EXPECT_EQ(-EINVAL, qos_parse_time("10", &v));	/* a time needs its unit */
+	EXPECT_EQ(-EINVAL, qos_parse_time("10min", &v));
+}
+
+TEST(dscp_names)
+{
+	static const struct {
+		const char *in;
+		int err;
+		uint8_t dscp;
+	} cases[] = {
+		{ "0", 0, 0 }, { "63", 0, 63 }, { "0x2e", 0, 46 }, { "ef", 0, 46 },
+		{ "EF", 0, 46 }, { "be", 0, 0 }, { "df", 0, 0 }, { "va", 0, 44 },
+		{ "le", 0, 1 }, { "cs1", 0, 8 }, { "cs5", 0, 40 }, { "cs7", 0, 56 },
+		{ "af11", 0, 10 }, { "af23", 0, 22 }, { "af41", 0, 34 }, { "af43", 0, 38 },
+		{ "64", -ERANGE, 0 }, { "cs8", -EINVAL, 0 }, { "af14", -EINVAL, 0 },
+		{ "af51", -EINVAL, 0 }, { "-1", -EINVAL, 0 }, { "", -EINVAL, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint8_t d = 0xff;
+		int err = qos_parse_dscp(cases[i].in, &d);
+
+		EXPECT_EQ(cases[i].err, err) TH_LOG("'%s'", cases[i].in);
+		if (!cases[i].err)
+			EXPECT_EQ(cases[i].dscp, d) TH_LOG("'%s'", cases[i].in);
+	}
+}
+
+TEST_HARNESS_MAIN

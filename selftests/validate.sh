@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# `qosctl validate` rejects broken profiles before anything is applied,
+# with the file, the line and the key of the fault. No kernel state is
+# touched: no namespace needed.
+
+source "$(dirname "$0")/lib.sh"
+
+dir=$(mktemp -d)
+defer rm -rf "$dir"
+
+# The base profile; each case replaces or appends lines.
+base()
+{
+	cat <<-'EOT'
+	[profile]
+	default = be
+
+	[class pip]
+	id = 2
+	dscp = ef
+	priority = 0
+	rate = 20%
+	ceil = 20%
+
+	[class be]
+	id = 3
+	priority = 1
+	rate = 79%
+	EOT
+}
+
+# case NAME RATE EXPECTED-SUBSTRING: the profile is read from stdin.
+n=0
+check_case()
+{
+	local name=$1 rate=$2 want=$3 f out rc
+
+	n=$((n + 1))
+	f="$dir/case$n"
+	cat >"$f"
+	out=$("$QOSCTL" validate "$f" rate "$rate" 2>&1)
+	rc=$?
+	check_fail $rc "accepted"
+	[[ "$out" == "qosctl: validate: $f:$want"* ]]
+	check_err $? "got: $out; want: $f:$want..."
+	log_test "rejects $name"
+}
+
+base >"$dir/ok"
+"$QOSCTL" validate "$dir/ok" rate 100mbit >/dev/null
+check_err $? "the base profile is rejected"
+log_test "accepts the base profile"
+
+base | sed 's/^priority = 1$/colour = red/' |
+	check_case "an unknown key" 100mbit "13: colour: unknown key in [class be]"
+base | sed 's/^dscp = ef$/dscp = ef, 64/' |
+	check_case "a DSCP out of range" 100mbit "6: dscp: '64' is not a DSCP"
+base | sed 's/^rate = 79%$/rate = 81%/' |
+	check_case "classes over 100% of the link" 100mbit "14: rate: guaranteed rates add up to 101mbit"
+base | sed 's/^ceil = 20%$/ceil = 60%/' |
+	check_case "priority classes over priority-max" 100mbit \
+		"9: ceil: classes served before the default class (pip) may take 60mbit, more than priority-max 50mbit"
+base | sed 's/^ceil = 20%$/ceil = 80%/; s/^default = be$/default = be\npriority-max = 70%/' |
+	check_case "priority classes over a set priority-max" 100mbit "10: ceil: classes served before"
+{ base; echo "burst = 1000"; } |
+	check_case "a burst below one frame" 100mbit "15: burst: [class be] 1000 bytes is less than one full frame"
+base | sed 's/^default = be$/default = be\nscheduler = tbf/' |
+	check_case "tbf with two classes" 100mbit "3: scheduler: tbf shapes the whole link as one queue"
+base | sed 's/^default = be$/default = be\nscheduler = prio/; s/^priority = 0$/priority = 1/' |
+	check_case "prio bands with one priority" 100mbit "14: priority: classes pip and be share priority 1"
+base | sed 's/^default = be$/default = be\nscheduler = cbq/' |
+	check_case "an unknown scheduler" 100mbit "3: scheduler: 'cbq' is not supported"
+base | sed 's/^ceil = 20%$/ceil = 20%\nbounded = yes/; s/^rate = 20%$/rate = 10%/' |
+	check_case "bounded with another ceil" 100mbit "10: bounded: [class pip] is bounded"
+{ base; echo "burst = 64kb"; echo "maxburst = 10"; } |
+	check_case "both burst and maxburst" 100mbit "16: maxburst: [class be] sets both burst and maxburst"
+base | sed 's/^default = be$/default = be\nnd-class = nc/' |
+	check_case "an nd-class that is not a class" 100mbit "3: nd-class: no class named 'nc'"
+base | sed 's/^ceil = 20%$/ceil = 200mbit/' |
+	check_case "a ceil above the link" 100mbit "9: ceil: [class pip] ceil 200mbit exceeds the link rate 100mbit"
+base | sed 's/^default = be$/default = be\nscheduler = prio/; s/^ceil = 20%$/ceil = 20%\nmaxburst = 4/' |
+	check_case "CBQ keys on a prio profile" 100mbit "11: bounded: [class pip] CBQ parameters"
+{ base; echo "egress-remark = 99"; } |
+	check_case "an egress-remark out of range" 100mbit "15: egress-remark: '99' is not a DSCP"
+printf '[profile]\ndefault = all\nscheduler = tbf\n[class all]\nid = 3\nrate = 50%%\nlimit = 1000\n' |
+	check_case "a TBF queue below one frame" 100mbit "7: limit: [class all] a byte queue of 1000"
+printf '[profile]\ndefault = all\nscheduler = tbf\n[class all]\nid = 3\nrate = 20gbit\n' |
+	check_case "a TBF rate libnl cannot carry" 40gbit "6: rate: [class all] TBF rates stop at"
+
+out=$("$QOSCTL" validate "$dir/ok" 2>&1)
+check_err $? "$out"
+log_test "validates without a rate (no rate checks)"
+exit $EXIT_STATUS
