@@ -187,10 +187,13 @@ neigh_static()
 	ip -n "$1" -6 neigh replace "$4" lladdr "$mac" dev "$2" nud permanent
 }
 
+# With FAIL_TO_XFAIL=yes a failing check is an expected failure (XFAIL):
+# reported, but the suite still passes. See xfail_on_slow.
 check_err()
 {
 	if [ "$RET" -eq 0 ] && [ "$1" -ne 0 ]; then
-		RET=$1
+		RET=$ksft_fail
+		[ "${FAIL_TO_XFAIL:-}" = yes ] && RET=$ksft_xfail
 		retmsg=$2
 	fi
 }
@@ -198,8 +201,23 @@ check_err()
 check_fail()
 {
 	if [ "$RET" -eq 0 ] && [ "$1" -eq 0 ]; then
-		RET=1
+		RET=$ksft_fail
+		[ "${FAIL_TO_XFAIL:-}" = yes ] && RET=$ksft_xfail
 		retmsg=$2
+	fi
+}
+
+# xfail_on_slow CMD...: run a timing check (a rate, a latency) so that on a
+# slow machine (KSFT_MACHINE_SLOW=yes: a VM under software emulation) its
+# failure is reported as XFAIL rather than failing the suite, as the
+# kernel's net/lib.sh does. Functional checks (counters, verdicts, cleanup)
+# are never wrapped.
+xfail_on_slow()
+{
+	if [ "$KSFT_MACHINE_SLOW" = yes ]; then
+		FAIL_TO_XFAIL=yes "$@"
+	else
+		"$@"
 	fi
 }
 
@@ -208,7 +226,10 @@ log_test()
 {
 	local name=$1
 
-	if [ "$RET" -ne 0 ]; then
+	if [ "$RET" -eq "$ksft_xfail" ]; then
+		printf "TEST: %-70s [XFAIL]\n" "$name"
+		[ -n "${retmsg:-}" ] && printf "\t%s (KSFT_MACHINE_SLOW)\n" "$retmsg"
+	elif [ "$RET" -ne 0 ]; then
 		EXIT_STATUS=1
 		printf "TEST: %-70s [FAIL]\n" "$name"
 		[ -n "${retmsg:-}" ] && printf "\t%s\n" "$retmsg"

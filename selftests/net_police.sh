@@ -122,10 +122,11 @@ test_udp()
 
 	apply "$(profile "udp$mbit" "${mbit}mbit" 20ms)"
 	check_err $? "apply failed"
+	# udp_rate fails when h1 cannot offer twice the rate: a slow machine.
 	r4=$(udp_rate 4 $((2 * rate)))
-	check_err $? "iperf3 over IPv4 failed"
+	xfail_on_slow check_err $? "iperf3 over IPv4 failed"
 	r6=$(udp_rate 6 $((2 * rate)))
-	check_err $? "iperf3 over IPv6 failed"
+	xfail_on_slow check_err $? "iperf3 over IPv6 failed"
 	if [ "$RET" -eq 0 ]; then
 		e4=$(pct_off "$r4" $rate)
 		e6=$(pct_off "$r6" $rate)
@@ -134,9 +135,9 @@ test_udp()
 			"$mbit" "$(echo "$r4 / 1000000" | bc -l)" "$(echo "$r6 / 1000000" | bc -l)" \
 			"$e4" "$e6" "$e46"
 		within "$e4" 2 && within "$e6" 2
-		check_err $? "delivered rate not within 2% of ${mbit}mbit"
+		xfail_on_slow check_err $? "delivered rate not within 2% of ${mbit}mbit"
 		within "$e46" 1
-		check_err $? "IPv4 and IPv6 differ by more than 1%"
+		xfail_on_slow check_err $? "IPv4 and IPv6 differ by more than 1%"
 	fi
 	log_test "UDP at 2x a ${mbit} Mbit/s policer: rate within 2%, families within 1%"
 }
@@ -176,7 +177,7 @@ test_tcp()
 			$fam "$(echo "$bps / 1000000" | bc -l)" "$pct" \
 			"$(echo "$l2 / 1000000" | bc -l)"
 		within 85 "$pct"
-		check_err $? "IPv$fam TCP goodput below 85% of the policed rate"
+		xfail_on_slow check_err $? "IPv$fam TCP goodput below 85% of the policed rate"
 	done
 	log_test "TCP through a 50 Mbit/s policer, burst auto, rto_min $TCP_RTO_MIN: >= 85%"
 }
