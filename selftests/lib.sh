@@ -120,14 +120,17 @@ ifname_unique()
 }
 
 # defer_pins IF...: pins outlive a deleted namespace; register the removal
-# of the pin directory each interface name may get. Call it in the test's
-# own shell, not in a $(...) subshell, or the registration is lost.
+# of the pin directory each interface name may get, and of its lock and
+# pending-confirm files in /run/qosctl (kept by qosctl on purpose: removing
+# a lock file is racy for qosctl, not for a test that owns the name). Call
+# it in the test's own shell, not in a $(...) subshell, or the
+# registration is lost.
 defer_pins()
 {
 	local i
 
 	for i in "$@"; do
-		defer rm -rf "/sys/fs/bpf/qosctl/$i"
+		defer rm -rf "/sys/fs/bpf/qosctl/$i" "/run/qosctl/$i.lock" "/run/qosctl/$i.pending"
 	done
 }
 
