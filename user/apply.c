@@ -421,14 +421,9 @@ int qos_remove(const char *ifname, char *err, size_t errlen)
 	struct qos_maps m;
 	int ifindex, ret;
 
-	ret = qos_check_env(err, errlen);
+	ret = qos_maps_open_applied(ifname, &m, err, errlen);
 	if (ret)
 		return ret;
-	ret = qos_maps_open(ifname, &m);
-	if (ret) {
-		snprintf(err, errlen, "dev %s: no qosctl profile applied", ifname);
-		return -ENOENT;
-	}
 	ret = qos_meta_read(m.meta, &meta);
 	qos_maps_close(&m);
 	if (ret || meta.version != QOS_META_VERSION) {

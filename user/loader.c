@@ -288,6 +288,19 @@ int qos_maps_open(const char *ifname, struct qos_maps *m)
 	return 0;
 }
 
+int qos_maps_open_applied(const char *ifname, struct qos_maps *m, char *err, size_t errlen)
+{
+	int ret = qos_check_env(err, errlen);
+
+	if (ret)
+		return ret;
+	if (qos_maps_open(ifname, m)) {
+		snprintf(err, errlen, "dev %s: no qosctl profile applied", ifname);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 void qos_maps_close(struct qos_maps *m)
 {
 	int *fds[] = { &m->cfg, &m->stats, &m->unparsed, &m->meta };

@@ -71,6 +71,9 @@ int qos_prog_fd_by_id(uint32_t id);
 int qos_attach_fd(int ifindex, enum qos_dir dir, int prog_fd);
 
 int qos_maps_open(const char *ifname, struct qos_maps *m);
+/* qos_check_env(), then the maps an earlier apply pinned for @ifname, with
+ * the one error every command gives when there are none. */
+int qos_maps_open_applied(const char *ifname, struct qos_maps *m, char *err, size_t errlen);
 void qos_maps_close(struct qos_maps *m);
 
 int qos_meta_read(int fd, struct qos_meta *meta);

@@ -167,19 +167,6 @@ int qos_police_parse_key(struct qos_police_spec *ps, const char *key, const char
 	return 0;
 }
 
-static int errf(char *err, size_t len, const struct qos_profile *p, int line, const char *key,
-		const char *fmt, ...)
-{
-	char msg[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(err, len, "%s:%d: %s: %s", p->path, line, key, msg);
-	return -EINVAL;
-}
-
 int qos_police_check(const struct qos_profile *p, char *err, size_t errlen)
 {
 	unsigned int i;
@@ -196,21 +183,21 @@ int qos_police_check(const struct qos_profile *p, char *err, size_t errlen)
 				   ps->act[TB_RED].line;
 
 			if (line)
-				return errf(err, errlen, p, line, "police-rate",
+				return qos_profile_errf(err, errlen, p, line, "police-rate",
 					    "[class %s] has police keys but no police-rate",
 					    cl->name);
 			continue;
 		}
 		if (tr && !ps->peak_rate[0])
-			return errf(err, errlen, p, ps->mode_line, "police-peak-rate",
+			return qos_profile_errf(err, errlen, p, ps->mode_line, "police-peak-rate",
 				    "[class %s] trtcm needs a police-peak-rate", cl->name);
 		if (!tr && (ps->peak_rate[0] || ps->peak_burst.kind))
-			return errf(err, errlen, p, ps->peak_line ?: ps->peak_burst.line,
+			return qos_profile_errf(err, errlen, p, ps->peak_line ?: ps->peak_burst.line,
 				    "police-peak-rate",
 				    "[class %s] peak rate and burst need police-mode = trtcm",
 				    cl->name);
 		if (tr && ps->excess_burst.kind)
-			return errf(err, errlen, p, ps->excess_burst.line, "police-excess-burst",
+			return qos_profile_errf(err, errlen, p, ps->excess_burst.line, "police-excess-burst",
 				    "[class %s] an excess burst needs police-mode = srtcm",
 				    cl->name);
 		for (c = 0; c < TB_COLOR_MAX; c++) {
@@ -221,10 +208,10 @@ int qos_police_check(const struct qos_profile *p, char *err, size_t errlen)
 				continue;
 			to = qos_profile_class(p, a->demote);
 			if (!to)
-				return errf(err, errlen, p, a->line, act_keys[c],
+				return qos_profile_errf(err, errlen, p, a->line, act_keys[c],
 					    "no class named '%s'", a->demote);
 			if (to == cl)
-				return errf(err, errlen, p, a->line, act_keys[c],
+				return qos_profile_errf(err, errlen, p, a->line, act_keys[c],
 					    "class %s cannot be demoted to itself", cl->name);
 		}
 	}
@@ -276,30 +263,30 @@ int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec 
 
 	memset(pol, 0, sizeof(*pol));
 	if (qos_parse_rate(ps->rate, link_bps, &cir) || cir < TB_RATE_MIN || cir > TB_RATE_MAX)
-		return errf(err, errlen, p, ps->line, "police-rate",
+		return qos_profile_errf(err, errlen, p, ps->line, "police-rate",
 			    "[class %s] '%s' is %s at link rate %s, outside 1kbit to 1000gbit",
 			    cl->name, ps->rate, qos_fmt_rate(cir, a, sizeof(a)),
 			    qos_fmt_rate(link_bps, b, sizeof(b)));
 	if (size_bytes(&ps->burst, cir, tb_auto_burst(cir, QOS_POLICE_MIN_FRAME), &cbs))
-		return errf(err, errlen, p, ps->burst.line, "police-burst",
+		return qos_profile_errf(err, errlen, p, ps->burst.line, "police-burst",
 			    "[class %s] burst exceeds %llu bytes", cl->name, TB_BURST_MAX);
 	if (ps->mode == TB_TRTCM) {
 		if (qos_parse_rate(ps->peak_rate, link_bps, &pir) || pir < cir ||
 		    pir > TB_RATE_MAX)
-			return errf(err, errlen, p, ps->peak_line, "police-peak-rate",
+			return qos_profile_errf(err, errlen, p, ps->peak_line, "police-peak-rate",
 				    "[class %s] '%s' is not between police-rate and 1000gbit",
 				    cl->name, ps->peak_rate);
 		if (size_bytes(&ps->peak_burst, pir, tb_auto_burst(pir, QOS_POLICE_MIN_FRAME),
 			       &ebs))
-			return errf(err, errlen, p, ps->peak_burst.line, "police-peak-burst",
+			return qos_profile_errf(err, errlen, p, ps->peak_burst.line, "police-peak-burst",
 				    "[class %s] burst exceeds %llu bytes", cl->name,
 				    TB_BURST_MAX);
 	} else if (size_bytes(&ps->excess_burst, cir, 0, &ebs)) {
-		return errf(err, errlen, p, ps->excess_burst.line, "police-excess-burst",
+		return qos_profile_errf(err, errlen, p, ps->excess_burst.line, "police-excess-burst",
 			    "[class %s] burst exceeds %llu bytes", cl->name, TB_BURST_MAX);
 	}
 	if (tb_params_init(&pol->tb, ps->mode, cir, cbs, pir, ebs))
-		return errf(err, errlen, p, ps->line, "police-rate",
+		return qos_profile_errf(err, errlen, p, ps->line, "police-rate",
 			    "[class %s] policer parameters out of range", cl->name);
 	tb_state_init(&pol->tb, &pol->st, monotonic_ns());
 

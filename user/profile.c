@@ -405,8 +405,8 @@ int qos_profile_find(const char *name, char *path, size_t len)
 	return -ENOENT;
 }
 
-static int errf(char *err, size_t len, const struct qos_profile *p, int line,
-		const char *key, const char *fmt, ...)
+int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
+		     const char *key, const char *fmt, ...)
 {
 	char msg[200];
 	va_list ap;
@@ -436,16 +436,16 @@ static int check_rules(struct qos_profile *p, char *err, size_t len)
 		const struct qos_class_spec *cl;
 
 		if (qos_rule_check(r, msg, sizeof(msg)))
-			return errf(err, len, p, r->line, "class", "[rule %s]: %s", r->name, msg);
+			return qos_profile_errf(err, len, p, r->line, "class", "[rule %s]: %s", r->name, msg);
 		cl = qos_profile_class(p, r->class_name);
 		if (!cl)
-			return errf(err, len, p, r->line, "class", "[rule %s]: no class named '%s'",
+			return qos_profile_errf(err, len, p, r->line, "class", "[rule %s]: no class named '%s'",
 				    r->name, r->class_name);
 		r->class_id = cl->id;
 	}
 	ret = qos_rules_validate(&p->rules, p->rule_entries, &bad, msg, sizeof(msg));
 	if (ret)
-		return errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
+		return qos_profile_errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
 			    msg);
 	if (!p->rules.n)
 		return 0;
@@ -457,7 +457,7 @@ static int check_rules(struct qos_profile *p, char *err, size_t len)
 	for (i = 1; i < p->rules.n; i++) {
 		if (strcmp(sorted.r[i - 1].name, sorted.r[i].name))
 			continue;
-		ret = errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
+		ret = qos_profile_errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
 			   sorted.r[i].name);
 		break;
 	}
@@ -472,38 +472,38 @@ static int check_profile(struct qos_profile *p, char *err, size_t len)
 	int t, ret;
 
 	if (!p->nclasses)
-		return errf(err, len, p, 1, "class", "the profile defines no [class NAME]");
+		return qos_profile_errf(err, len, p, 1, "class", "the profile defines no [class NAME]");
 	if (!p->default_class[0])
-		return errf(err, len, p, 1, "default",
+		return qos_profile_errf(err, len, p, 1, "default",
 			    "[profile] must name the default class (default = NAME)");
 	if (!qos_profile_class(p, p->default_class))
-		return errf(err, len, p, p->default_line, "default",
+		return qos_profile_errf(err, len, p, p->default_line, "default",
 			    "no class named '%s'", p->default_class);
 
 	for (i = 0; i < p->nclasses; i++) {
 		const struct qos_class_spec *cl = &p->classes[i];
 
 		if (!cl->id)
-			return errf(err, len, p, cl->line, "id",
+			return qos_profile_errf(err, len, p, cl->line, "id",
 				    "[class %s] has no id (the class number in the mark)",
 				    cl->name);
 		if (!cl->rate.set && p->sched != QOS_SCHED_NONE)
-			return errf(err, len, p, cl->line, "rate", "[class %s] has no rate",
+			return qos_profile_errf(err, len, p, cl->line, "rate", "[class %s] has no rate",
 				    cl->name);
 		for (j = 0; j < i; j++)
 			if (p->classes[j].id == cl->id)
-				return errf(err, len, p, cl->id_line, "id",
+				return qos_profile_errf(err, len, p, cl->id_line, "id",
 					    "class %s has the same id as class %s", cl->name,
 					    p->classes[j].name);
 		if (cl->rate.set && cl->ceil.set && cl->rate.pct == cl->ceil.pct &&
 		    (cl->rate.pct ? cl->rate.share > cl->ceil.share : cl->rate.bps > cl->ceil.bps))
-			return errf(err, len, p, cl->ceil.line, "ceil",
+			return qos_profile_errf(err, len, p, cl->ceil.line, "ceil",
 				    "[class %s] ceil is below its rate", cl->name);
 		for (t = 0; t < QOS_TABLE_MAX; t++) {
 			uint64_t dup = seen[t] & cl->dscp[t];
 
 			if (dup)
-				return errf(err, len, p, cl->dscp_line[t], t ? "dscp6" : "dscp4",
+				return qos_profile_errf(err, len, p, cl->dscp_line[t], t ? "dscp6" : "dscp4",
 					    "DSCP %d of class %s is already in another class",
 					    __builtin_ctzll(dup), cl->name);
 			seen[t] |= cl->dscp[t];
@@ -597,27 +597,27 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 		pl->rate_bps = bw_resolve(&cl->rate, link_bps);
 		pl->ceil_bps = cl->ceil.set ? bw_resolve(&cl->ceil, link_bps) : link_bps;
 		if (!pl->rate_bps)
-			return errf(err, errlen, p, cl->rate.line, "rate",
+			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",
 				    "[class %s] rate rounds to 0 at link rate %s", cl->name,
 				    qos_fmt_rate(link_bps, a, sizeof(a)));
 		if (pl->rate_bps > link_bps)
-			return errf(err, errlen, p, cl->rate.line, "rate",
+			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",
 				    "[class %s] rate %s exceeds the link rate %s", cl->name,
 				    qos_fmt_rate(pl->rate_bps, a, sizeof(a)),
 				    qos_fmt_rate(link_bps, b, sizeof(b)));
 		if (pl->ceil_bps > link_bps)
-			return errf(err, errlen, p, cl->ceil.line, "ceil",
+			return qos_profile_errf(err, errlen, p, cl->ceil.line, "ceil",
 				    "[class %s] ceil %s exceeds the link rate %s", cl->name,
 				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
 				    qos_fmt_rate(link_bps, b, sizeof(b)));
 		if (pl->ceil_bps < pl->rate_bps)
-			return errf(err, errlen, p, cl->ceil.set ? cl->ceil.line : cl->rate.line,
+			return qos_profile_errf(err, errlen, p, cl->ceil.set ? cl->ceil.line : cl->rate.line,
 				    "ceil", "[class %s] ceil %s is below its rate %s", cl->name,
 				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
 				    qos_fmt_rate(pl->rate_bps, b, sizeof(b)));
 		sum += pl->rate_bps;
 		if (sum > link_bps + p->nclasses)	/* allow per-class rounding */
-			return errf(err, errlen, p, cl->rate.line, "rate",
+			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",
 				    "guaranteed rates add up to %s, more than the link rate %s",
 				    qos_fmt_rate(sum, a, sizeof(a)),
 				    qos_fmt_rate(link_bps, b, sizeof(b)));

@@ -99,6 +99,11 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 /* Free what qos_profile_load() allocated (the rules). */
 void qos_profile_free(struct qos_profile *p);
 
+/* Write "FILE:LINE: KEY: message" into @err; returns -EINVAL. Every
+ * profile error goes through it, so all name the file, line and key. */
+int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
+		     const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 /* Resolve rates against @link_bps and check the sums. Same error form. */
 int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 			struct qos_class_plan *plan, char *err, size_t errlen);

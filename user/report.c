@@ -28,14 +28,9 @@ int qos_report_read(const char *ifname, struct qos_report *r, char *err, size_t 
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->dev, sizeof(r->dev), "%s", ifname);
-	ret = qos_check_env(err, errlen);
+	ret = qos_maps_open_applied(ifname, &m, err, errlen);
 	if (ret)
 		return ret;
-	ret = qos_maps_open(ifname, &m);
-	if (ret) {
-		snprintf(err, errlen, "dev %s: no qosctl profile applied", ifname);
-		return -ENOENT;
-	}
 	ret = qos_meta_read(m.meta, &r->meta);
 	ret = ret ?: qos_cfg_read(m.cfg, &r->cfg);
 	if (ret || r->meta.version != QOS_META_VERSION ||

@@ -809,18 +809,14 @@ static int ctx_open(struct rule_ctx *c, const char *dev, bool hits, char *err, s
 	memset(c, 0, sizeof(*c));
 	c->lock = -1;
 	c->m.rules = c->m.stats = c->m.sets = c->m.cfg = -1;
-	ret = qos_check_env(err, errlen);
-	if (ret)
-		return ret;
 	ret = qos_pin_dir(dev, dir, sizeof(dir));
 	if (ret) {
 		snprintf(err, errlen, "dev %s: name too long", dev);
 		return ret;
 	}
-	if (qos_maps_open(dev, &qm)) {
-		snprintf(err, errlen, "dev %s: no qosctl profile applied", dev);
-		return -ENOENT;
-	}
+	ret = qos_maps_open_applied(dev, &qm, err, errlen);
+	if (ret)
+		return ret;
 	ret = qos_meta_read(qm.meta, &c->meta);
 	qos_maps_close(&qm);
 	if (ret || c->meta.version != QOS_META_VERSION) {

@@ -21,19 +21,6 @@
 /* libnl hands TBF its rate as an int of bytes per second. */
 #define QOS_TBF_RATE_MAX	(8ULL * INT32_MAX)
 
-static int verr(char *err, size_t len, const struct qos_profile *p, int line,
-		const char *key, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(err, len, "%s:%d: %s: %s", p->path, line, key, msg);
-	return -EINVAL;
-}
-
 /*
  * CBQ (removed from Linux in 6.3) described a class by its share, its
  * priority, whether it may borrow (bounded) or lend (isolated), and how
@@ -46,12 +33,12 @@ static int verr(char *err, size_t len, const struct qos_profile *p, int line,
 static int map_cbq(struct qos_profile *p, struct qos_class_spec *cl, char *err, size_t len)
 {
 	if ((cl->bounded || cl->isolated || cl->maxburst) && p->sched != QOS_SCHED_HTB)
-		return verr(err, len, p, cl->cbq_line, "bounded",
+		return qos_profile_errf(err, len, p, cl->cbq_line, "bounded",
 			    "[class %s] CBQ parameters (bounded, isolated, maxburst) need scheduler = htb",
 			    cl->name);
 	if (cl->maxburst) {
 		if (cl->burst)
-			return verr(err, len, p, cl->cbq_line, "maxburst",
+			return qos_profile_errf(err, len, p, cl->cbq_line, "maxburst",
 				    "[class %s] sets both burst and maxburst", cl->name);
 		cl->burst = (uint64_t)cl->maxburst * QOS_FRAME_BYTES;
 		cl->burst_line = cl->cbq_line;
@@ -59,7 +46,7 @@ static int map_cbq(struct qos_profile *p, struct qos_class_spec *cl, char *err, 
 	if (cl->bounded) {
 		if (cl->ceil.set && (cl->ceil.pct != cl->rate.pct ||
 				     cl->ceil.share != cl->rate.share || cl->ceil.bps != cl->rate.bps))
-			return verr(err, len, p, cl->cbq_line, "bounded",
+			return qos_profile_errf(err, len, p, cl->cbq_line, "bounded",
 				    "[class %s] is bounded (ceil = rate) but sets another ceil",
 				    cl->name);
 		cl->ceil = cl->rate;
@@ -71,7 +58,7 @@ static int check_class_name(const struct qos_profile *p, const char *name, int l
 			    const char *key, char *err, size_t len)
 {
 	if (name[0] && !qos_profile_class(p, name))
-		return verr(err, len, p, line, key, "no class named '%s'", name);
+		return qos_profile_errf(err, len, p, line, key, "no class named '%s'", name);
 	return 0;
 }
 
@@ -85,7 +72,7 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 	if (ret)
 		return ret;
 	if (p->sched == QOS_SCHED_TBF && p->nclasses != 1)
-		return verr(err, len, p, p->sched_line, "scheduler",
+		return qos_profile_errf(err, len, p, p->sched_line, "scheduler",
 			    "tbf shapes the whole link as one queue: exactly one [class], not %u",
 			    p->nclasses);
 
@@ -96,12 +83,12 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 		if (ret)
 			return ret;
 		if (cl->burst && cl->burst < QOS_FRAME_BYTES)
-			return verr(err, len, p, cl->burst_line, "burst",
+			return qos_profile_errf(err, len, p, cl->burst_line, "burst",
 				    "[class %s] %llu bytes is less than one full frame (%d bytes)",
 				    cl->name, (unsigned long long)cl->burst, QOS_FRAME_BYTES);
 		if (cl->limit && cl->limit < QOS_FRAME_BYTES &&
 		    (cl->leaf == QOS_LEAF_BFIFO || p->sched == QOS_SCHED_TBF))
-			return verr(err, len, p, cl->limit_line, "limit",
+			return qos_profile_errf(err, len, p, cl->limit_line, "limit",
 				    "[class %s] a byte queue of %u holds less than one full frame (%d bytes)",
 				    cl->name, cl->limit, QOS_FRAME_BYTES);
 		/* A shaper's ceiling is its rate. */
@@ -111,7 +98,7 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 			continue;
 		for (j = 0; j < i; j++)
 			if (p->classes[j].prio == cl->prio)
-				return verr(err, len, p, cl->prio_line ?: cl->line, "priority",
+				return qos_profile_errf(err, len, p, cl->prio_line ?: cl->line, "priority",
 					    "classes %s and %s share priority %u; PRIO bands need distinct priorities",
 					    p->classes[j].name, cl->name, cl->prio);
 	}
@@ -144,7 +131,7 @@ int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class
 		     (p->sched == QOS_SCHED_PRIO && plan[i].ceil_bps < link_bps)) &&
 		    (p->sched == QOS_SCHED_TBF ? plan[i].rate_bps : plan[i].ceil_bps) >
 			    QOS_TBF_RATE_MAX)
-			return verr(err, len, p, line, p->sched == QOS_SCHED_TBF ? "rate" : "ceil",
+			return qos_profile_errf(err, len, p, line, p->sched == QOS_SCHED_TBF ? "rate" : "ceil",
 				    "[class %s] TBF rates stop at %s", cl->name,
 				    qos_fmt_rate(QOS_TBF_RATE_MAX, a, sizeof(a)));
 		/* Served before the default class: a strict-priority queue
@@ -155,7 +142,7 @@ int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 names[0] ? ", " : "", cl->name);
 		if (sum > max + p->nclasses)
-			return verr(err, len, p, line, cl->ceil.set ? "ceil" : "rate",
+			return qos_profile_errf(err, len, p, line, cl->ceil.set ? "ceil" : "rate",
 				    "classes served before the default class (%s) may take %s, more than priority-max %s",
 				    names, qos_fmt_rate(sum, a, sizeof(a)),
 				    qos_fmt_rate(max, b, sizeof(b)));
