@@ -112,6 +112,55 @@ bg_ns()
 	eval "$var=$pid"
 }
 
+# spawn_ns NS VAR CMD...: like bg_ns, for commands that end or are stopped
+# during the test (probes, floods): output in $TMP/VAR.log (the caller sets
+# TMP), and the kill at exit skipped once the test has reaped the PID, which
+# by then may belong to another process.
+declare -A SPAWNED
+spawn_ns()
+{
+	local ns=$1 var=$2 pid
+
+	shift 2
+	nsenter --net="/run/netns/$ns" -- "$@" >"$TMP/$var.log" 2>&1 &
+	pid=$!
+	SPAWNED[$pid]=1
+	defer stop_pid "$pid"
+	eval "$var=$pid"
+}
+
+stop_pid()
+{
+	[ -n "${SPAWNED[$1]:-}" ] || return 0
+	unset "SPAWNED[$1]"
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# reap_pid PID: wait for a spawned command to end, return its status.
+reap_pid()
+{
+	local rc
+
+	wait "$1"
+	rc=$?
+	unset "SPAWNED[$1]"
+	return $rc
+}
+
+# wait_listen NS PROTO PORT: wait up to 5 s for a listening socket
+# (PROTO: t or u, as in ss -t / -u).
+wait_listen()
+{
+	local i
+
+	for ((i = 0; i < 50; i++)); do
+		[ -n "$(in_ns "$1" ss -Hln"$2" "sport = :$3")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Interface names are global keys under /sys/fs/bpf/qosctl/, so tests that
 # may run side by side use a random suffix.
 ifname_unique()
