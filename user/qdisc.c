@@ -84,6 +84,16 @@ void qos_nl_close(struct nl_sock *sk)
 		nl_socket_free(sk);
 }
 
+/* Address a qdisc or class and name its kind: how every request starts. */
+static int tc_init(struct rtnl_tc *tc, int ifindex, uint32_t parent, uint32_t handle,
+		   const char *kind)
+{
+	rtnl_tc_set_ifindex(tc, ifindex);
+	rtnl_tc_set_parent(tc, parent);
+	rtnl_tc_set_handle(tc, handle);
+	return rtnl_tc_set_kind(tc, kind);
+}
+
 static int add_qdisc(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
 		     const char *kind, uint32_t limit, int flags)
 {
@@ -92,10 +102,7 @@ static int add_qdisc(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t 
 
 	if (!q)
 		return -ENOMEM;
-	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
-	rtnl_tc_set_parent(TC_CAST(q), parent);
-	rtnl_tc_set_handle(TC_CAST(q), handle);
-	err = rtnl_tc_set_kind(TC_CAST(q), kind);
+	err = tc_init(TC_CAST(q), ifindex, parent, handle, kind);
 	if (!err && limit && (!strcmp(kind, "pfifo") || !strcmp(kind, "bfifo")))
 		err = rtnl_qdisc_fifo_set_limit(q, limit);
 	if (!err)
@@ -119,10 +126,7 @@ static int probe_qdisc(struct nl_sock *sk, const char *kind)
 	q = rtnl_qdisc_alloc();
 	if (!q)
 		return -ENOMEM;
-	rtnl_tc_set_ifindex(TC_CAST(q), 1);
-	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-	rtnl_tc_set_handle(TC_CAST(q), 0x10000);
-	err = rtnl_tc_set_kind(TC_CAST(q), kind);
+	err = tc_init(TC_CAST(q), 1, TC_H_ROOT, 0x10000, kind);
 	if (!err && !strcmp(kind, "prio")) {
 		rtnl_qdisc_prio_set_bands(q, 2);
 		err = rtnl_qdisc_prio_set_priomap(q, map, sizeof(map));
@@ -227,10 +231,7 @@ static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint3
 
 	if (!cl)
 		return -ENOMEM;
-	rtnl_tc_set_ifindex(TC_CAST(cl), ifindex);
-	rtnl_tc_set_parent(TC_CAST(cl), parent);
-	rtnl_tc_set_handle(TC_CAST(cl), classid);
-	err = rtnl_tc_set_kind(TC_CAST(cl), "htb");
+	err = tc_init(TC_CAST(cl), ifindex, parent, classid, "htb");
 	/* libnl takes bytes per second. */
 	err = err ?: rtnl_htb_set_rate64(cl, rate / 8);
 	err = err ?: rtnl_htb_set_ceil64(cl, ceil / 8);
@@ -334,10 +335,7 @@ static int set_htb_root(struct nl_sock *sk, int ifindex, uint32_t major, uint32_
 
 	if (!q)
 		return -ENOMEM;
-	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
-	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-	rtnl_tc_set_handle(TC_CAST(q), major);
-	err = rtnl_tc_set_kind(TC_CAST(q), "htb");
+	err = tc_init(TC_CAST(q), ifindex, TC_H_ROOT, major, "htb");
 	err = err ?: rtnl_htb_set_defcls(q, defcls);
 	err = err ?: rtnl_htb_set_rate2quantum(q, 10);
 	if (!err)
@@ -410,10 +408,7 @@ static int add_tbf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t ha
 
 	if (!q)
 		return -ENOMEM;
-	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
-	rtnl_tc_set_parent(TC_CAST(q), parent);
-	rtnl_tc_set_handle(TC_CAST(q), handle);
-	err = rtnl_tc_set_kind(TC_CAST(q), "tbf");
+	err = tc_init(TC_CAST(q), ifindex, parent, handle, "tbf");
 	if (!err) {
 		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(mc));
 		/* Bytes per second; validation keeps it within an int. */
@@ -459,10 +454,7 @@ static int prio_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 	q = rtnl_qdisc_alloc();
 	if (!q)
 		return -ENOMEM;
-	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
-	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-	rtnl_tc_set_handle(TC_CAST(q), meta->qdisc_handle);
-	err = rtnl_tc_set_kind(TC_CAST(q), "prio");
+	err = tc_init(TC_CAST(q), ifindex, TC_H_ROOT, meta->qdisc_handle, "prio");
 	if (!err) {
 		rtnl_qdisc_prio_set_bands(q, qos_prio_bands(meta));
 		err = rtnl_qdisc_prio_set_priomap(q, map, sizeof(map));

@@ -458,12 +458,13 @@ enum {
 	OPT_LISTEN,
 };
 
-static int seconds_arg(const char *opt, const char *v, unsigned int *out)
+/* A positive count up to a day's worth: seconds, or (--count) samples. */
+static int count_arg(const char *opt, const char *what, const char *v, unsigned int *out)
 {
 	uint32_t u;
 
 	if (qos_parse_u32(v, &u) || !u || u > 86400) {
-		qos_err("%s '%s': expected seconds, 1-86400", opt, v);
+		qos_err("%s '%s': expected %s, 1-86400", opt, v, what);
 		return -EINVAL;
 	}
 	*out = u;
@@ -512,18 +513,18 @@ int main(int argc, char **argv)
 			opt_dry_run = true;
 			break;
 		case OPT_CONFIRM:
-			if (seconds_arg("--confirm", optarg, &opt_confirm))
+			if (count_arg("--confirm", "seconds", optarg, &opt_confirm))
 				return 1;
 			break;
 		case OPT_PROMETHEUS:
 			opt_prometheus = true;
 			break;
 		case OPT_WATCH:
-			if (seconds_arg("--watch", optarg, &opt_watch))
+			if (count_arg("--watch", "seconds", optarg, &opt_watch))
 				return 1;
 			break;
 		case OPT_COUNT:
-			if (seconds_arg("--count", optarg, &opt_count))
+			if (count_arg("--count", "a number of samples", optarg, &opt_count))
 				return 1;
 			break;
 		case OPT_LISTEN:
