@@ -28,6 +28,7 @@ struct parse_ctx {
 	struct qos_profile *p;
 	FILE *f;
 	int line;		/* line being handled, counted by our reader */
+	int section_line;	/* line of the last [section] header */
 	char *err;
 	size_t errlen;
 	bool failed;
@@ -62,8 +63,13 @@ static char *read_line(char *buf, int size, void *stream)
 	struct parse_ctx *c = stream;
 	char *s = fgets(buf, size, c->f);
 
-	if (s)
-		c->line++;
+	if (!s)
+		return NULL;
+	c->line++;
+	/* libinih reports no section header to the handler; errors about a
+	 * whole section (a missing key) point at its header. */
+	if (s[strspn(s, " \t")] == '[')
+		c->section_line = c->line;
 	return s;
 }
 
@@ -371,7 +377,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 			return fail(c, key, "more than %zu classes", ARRAY_SIZE(p->classes));
 		cl = &p->classes[p->nclasses++];
 		snprintf(cl->name, sizeof(cl->name), "%s", name);
-		cl->line = c->line;
+		cl->line = c->section_line;
 		cl->prio = 1;
 	}
 	return handle_class_key(c, cl, key, v);
