@@ -23,9 +23,8 @@ pkgs=(
 	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
 	linux-source-6.12 xz-utils
 	python3-docutils gnuplot-nox
-	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps
-	gnuplot-nox
-	python3-prometheus-client
+	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc
+	python3 python3-prometheus-client
 )
 vm_pkgs=(
 	linux-image-amd64 linux-image-6.12-amd64
