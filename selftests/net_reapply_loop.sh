@@ -17,7 +17,10 @@
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 LOOPS=100
-COUNT=6000	# 30 s of pings at 5 ms, longer than the loop takes
+COUNT=6000	# 30 s of pings at 5 ms, longer than the loop takes here
+# Under software emulation the loop takes minutes: ping for longer.
+[ "$KSFT_MACHINE_SLOW" = yes ] && COUNT=24000
+DEADLINE=$((COUNT / 200 * 3))	# seconds: three times the nominal duration
 
 require_root
 require_cmd jq tc ping bpftool
@@ -82,9 +85,9 @@ done
 snapshot >"$TMP/before"
 progs >"$TMP/seen"
 
-in_ns "$H1" ping -4 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w 80 "$H2_V4" >"$TMP/v4" 2>&1 &
+in_ns "$H1" ping -4 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w $DEADLINE "$H2_V4" >"$TMP/v4" 2>&1 &
 p4=$!
-in_ns "$H1" ping -6 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w 80 "$H2_V6" >"$TMP/v6" 2>&1 &
+in_ns "$H1" ping -6 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w $DEADLINE "$H2_V6" >"$TMP/v6" 2>&1 &
 p6=$!
 defer kill $p4 $p6
 sleep 0.2
@@ -96,8 +99,9 @@ for i in $(seq $LOOPS); do
 	check_err $? "apply $i ($p): $out"
 	progs >>"$TMP/seen"
 done
+# Whether the pings outlasted the loop is a matter of timing.
 kill -0 $p4 2>/dev/null && kill -0 $p6 2>/dev/null
-check_err $? "the pings ended before the loop: the last applies ran without traffic"
+xfail_on_slow check_err $? "the pings ended before the loop: the last applies ran without traffic"
 wait $p4 $p6
 log_test "$LOOPS re-applies under PIP traffic"
 
