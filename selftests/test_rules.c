@@ -430,6 +430,79 @@ TEST_F(rules, delete_keeps_others)
 	EXPECT_EQ(QOS_RULES_V4, self->cfg.rules & ~QOS_RULES_SET);
 }
 
+/* Profile rules as a re-apply sees them: @words parsed, marked profile. */
+static int profile_list(FIXTURE_DATA(rules) *self, const char *const *words, size_t n,
+			struct qos_rules *l)
+{
+	struct qos_rule r;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++) {
+		ret = rule_parse(words[i], &self->prof, &r);
+		r.profile = true;
+		ret = ret ?: qos_rules_add(l, &r);
+	}
+	return ret;
+}
+
+/*
+ * A re-apply keeps the ids (and counters) of unchanged rules; a rule whose
+ * match stays but whose name or class changes replaces the old one without
+ * losing the entry both write; reverting puts the old one back.
+ */
+TEST_F(rules, reapply_same_match)
+{
+	static const struct pspec pk = { V6, .fl = 0x11111, .proto = 6 };
+	static const struct pspec pk4 = { V4, "10.9.9.9", .proto = 6 };
+	static const char *const v1[] = { "name a flowlabel 0x11111 class pip",
+					  "name b src 10.9.0.0/16 class lbe" };
+	static const char *const v2[] = { "name a2 flowlabel 0x11111 class lbe",
+					  "name b src 10.9.0.0/16 class lbe" };
+	struct qos_rules next = {}, old = {};
+	uint32_t id_a, id_b;
+	size_t i;
+
+	ASSERT_EQ(0, profile_list(self, v1, 2, &next));
+	ASSERT_EQ(0, commit(self, &next));
+	id_a = rule_named(self, "a")->id;
+	id_b = rule_named(self, "b")->id;
+	EXPECT_EQ(CLS_PIP, classify(self, &pk));
+	EXPECT_EQ(CLS_LBE, classify(self, &pk4));
+
+	/* The same list again: same ids, counters kept. */
+	ASSERT_EQ(0, profile_list(self, v1, 2, &next));
+	ASSERT_EQ(0, qos_rules_keep_ids(&self->cur, &next));
+	EXPECT_EQ(id_a, next.r[0].id);
+	EXPECT_EQ(id_b, next.r[1].id);
+	ASSERT_EQ(0, commit(self, &next));
+	EXPECT_EQ(1, hits(self, "a"));
+	EXPECT_EQ(1, hits(self, "b"));
+
+	/* a renamed and re-classed: a new id, the entry is a2's; b unchanged. */
+	for (i = 0; i < self->cur.n; i++)
+		ASSERT_EQ(0, qos_rules_add(&old, &self->cur.r[i]));
+	ASSERT_EQ(0, profile_list(self, v2, 2, &next));
+	ASSERT_EQ(0, qos_rules_keep_ids(&self->cur, &next));
+	EXPECT_EQ(0, next.r[0].id);
+	EXPECT_EQ(id_b, next.r[1].id);
+	ASSERT_EQ(0, commit(self, &next));
+	EXPECT_NE(id_a, rule_named(self, "a2")->id);
+	EXPECT_EQ(CLS_LBE, classify(self, &pk));
+	EXPECT_EQ(CLS_LBE, classify(self, &pk4));
+	EXPECT_EQ(1, hits(self, "a2"));
+	EXPECT_EQ(2, hits(self, "b"));
+
+	/* Apply's rollback: a is back with its class. */
+	qos_rules_revert(&self->m, &old, &self->cur);
+	EXPECT_EQ(CLS_PIP, classify(self, &pk));
+	EXPECT_EQ(1, hits(self, "a2"));	/* counted nothing more */
+	EXPECT_EQ(CLS_LBE, classify(self, &pk4));
+	qos_rules_free(&self->cur);
+	self->cur = old;
+	EXPECT_EQ(2, hits(self, "a"));
+}
+
 TEST_F(rules, limits)
 {
 	static const char *const dup[] = { "name x src 10.1.0.0/16 class pip",

@@ -184,7 +184,7 @@ static int apply_rules(struct txn *t, const struct qos_profile *p, const char *p
 		       char *err, size_t errlen)
 {
 	char msg[400];
-	size_t i, j;
+	size_t i;
 	int ret;
 
 	ret = qos_rule_maps_open(pin_dir, &t->rm);
@@ -196,14 +196,9 @@ static int apply_rules(struct txn *t, const struct qos_profile *p, const char *p
 	for (i = 0; i < t->rules_old.n && !ret; i++)
 		if (!t->rules_old.r[i].profile)
 			ret = qos_rules_add(&t->rules_new, &t->rules_old.r[i]);
-	for (i = 0; i < p->rules.n && !ret; i++) {
-		struct qos_rule r = p->rules.r[i];
-
-		for (j = 0; j < t->rules_old.n; j++)
-			if (t->rules_old.r[j].profile && qos_rule_same(&t->rules_old.r[j], &r))
-				r.id = t->rules_old.r[j].id;
-		ret = qos_rules_add(&t->rules_new, &r);
-	}
+	for (i = 0; i < p->rules.n && !ret; i++)
+		ret = qos_rules_add(&t->rules_new, &p->rules.r[i]);
+	ret = ret ?: qos_rules_keep_ids(&t->rules_old, &t->rules_new);
 	if (ret)
 		return ret;
 	t->cfg.rules = t->have_old ? t->old_cfg.rules : 0;

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -271,6 +272,60 @@ bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b)
 {
 	return qos_rule_same_match(a, b) && a->prio == b->prio && a->class_id == b->class_id &&
 	       a->dscp == b->dscp && !strcmp(a->name, b->name);
+}
+
+/* Everything qos_rule_same() compares, packed so that memcmp() orders it. */
+struct rule_ident {
+	struct qos_rule_key key;
+	uint32_t tables;
+	uint32_t prio;
+	uint32_t class_id;
+	int32_t dscp;
+	char name[QOS_RULE_NAME_LEN];
+	uint32_t id;			/* payload, not compared */
+};
+
+#define RULE_IDENT_CMP_LEN offsetof(struct rule_ident, id)
+
+static void rule_ident(const struct qos_rule *r, struct rule_ident *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->tables = rule_tables(r);
+	rule_key(r, 0, &x->key);
+	x->prio = r->prio;
+	x->class_id = r->class_id;
+	x->dscp = r->dscp;
+	memcpy(x->name, r->name, sizeof(x->name));
+	x->id = r->id;
+}
+
+static int ident_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, RULE_IDENT_CMP_LEN);
+}
+
+int qos_rules_keep_ids(const struct qos_rules *cur, struct qos_rules *next)
+{
+	struct rule_ident *idx, want, *hit;
+	size_t i, n = 0;
+
+	idx = calloc(cur->n ?: 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < cur->n; i++)
+		if (cur->r[i].profile)
+			rule_ident(&cur->r[i], &idx[n++]);
+	qsort(idx, n, sizeof(*idx), ident_cmp);
+	for (i = 0; i < next->n; i++) {
+		if (next->r[i].id || !next->r[i].profile)
+			continue;
+		rule_ident(&next->r[i], &want);
+		hit = bsearch(&want, idx, n, sizeof(*idx), ident_cmp);
+		if (hit)
+			next->r[i].id = hit->id;
+	}
+	free(idx);
+	return 0;
 }
 
 const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len)
@@ -630,16 +685,23 @@ static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 	return 0;
 }
 
+/*
+ * Delete the entries of @r that still carry its id: a rule of the next list
+ * with the same match (a renamed or re-classed rule) has already written
+ * the same keys with its own id, and must keep them.
+ */
 static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 {
 	struct qos_rule_key k;
+	struct qos_rule_val v;
 	unsigned int t;
 
 	for (t = 0; t < QOS_TABLE_MAX; t++) {
 		if (!(rule_tables(r) & 1U << t))
 			continue;
 		rule_key(r, t, &k);
-		bpf_map_delete_elem(m->rules, &k);
+		if (!bpf_map_lookup_elem(m->rules, &k, &v) && v.id == r->id)
+			bpf_map_delete_elem(m->rules, &k);
 	}
 }
 
@@ -759,6 +821,10 @@ undo:
 	for (i = 0; i < added; i++)
 		if (!in_cur[next->r[i].id])
 			delete_rule(m, &next->r[i]);
+	/* Entries of @cur that an added rule with the same match overwrote. */
+	for (i = 0; i < cur->n; i++)
+		if (!in_next[cur->r[i].id])
+			write_rule(m, &cur->r[i]);
 out:
 	free(in_cur);
 	free(in_next);
@@ -772,12 +838,12 @@ void qos_rules_revert(const struct qos_rule_maps *m, const struct qos_rules *cur
 	size_t i;
 
 	if (in_cur && in_next) {
-		for (i = 0; i < cur->n; i++)
-			if (!in_next[cur->r[i].id])
-				write_rule(m, &cur->r[i]);
 		for (i = 0; i < next->n; i++)
 			if (!in_cur[next->r[i].id])
 				delete_rule(m, &next->r[i]);
+		for (i = 0; i < cur->n; i++)
+			if (!in_next[cur->r[i].id])
+				write_rule(m, &cur->r[i]);
 	}
 	free(in_cur);
 	free(in_next);

@@ -72,6 +72,13 @@ int qos_rule_check(const struct qos_rule *r, char *err, size_t errlen);
 bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b);
 bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b);
 
+/*
+ * Give each profile rule of @next that has no id the id of the identical
+ * (qos_rule_same) profile rule of @cur, so a re-apply keeps ids and hit
+ * counters of unchanged rules. O((n + m) log n).
+ */
+int qos_rules_keep_ids(const struct qos_rules *cur, struct qos_rules *next);
+
 /* "src 2001:db8::/32 flowlabel 0x12345/0xfffff proto udp" into @buf. */
 const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len);
 
