@@ -181,9 +181,16 @@ demo: deps
 
 # Benchmarks and experiments are not tests: they print numbers, assert
 # nothing, and run only when asked.
+BENCH_HOOK_REF := $(OUTPUT)/bench/hook_ref.bpf.o
+
+$(BENCH_HOOK_REF): bench/hook_ref.bpf.c | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
-	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/run.sh $(ABS_OUTPUT)/bench
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL) $(BENCH_HOOK_REF)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl BENCH_HOOK_OBJ=$(abspath $(BENCH_HOOK_REF)) \
+		scripts/bench/run.sh $(ABS_OUTPUT)/bench
 
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)

@@ -8,7 +8,7 @@
 #   $H1_IF ------------------ $R_IF1   $R_IF2 ------------------ $H2_IF
 #   10.1.1.1                  ingress:  egress: HTB tree        rx_packets
 #   2001:db8:1::1             qosctl    (qosctl | nft           counted here
-#                                        | u32 | none)
+#                                        | u32 | none | hook)
 #   UDP, DSCP EF, flow label 0x12345, to 10.1.2.99 / 2001:db8:2::99, which r
 #   resolves to a MAC h2 does not have: h2 counts each frame and drops it
 #   at once (PACKET_OTHERHOST), so no work after the counter.
@@ -20,11 +20,14 @@
 # match the traffic and the one that does, last; 0 means DSCP table only.
 # Every method falls back to the DSCP table after its rules.
 #
-# Usage: fwd.sh OUTDIR     writes OUTDIR/fwd-raw.csv, fwd.csv, fwd-ratios.csv
+# Usage: fwd.sh OUTDIR     writes OUTDIR/fwd-raw.csv, fwd.csv, fwd-ratios.csv,
+#                          fwd-police.csv, fwd-family.csv
 # Knobs (environment): BENCH_DURATION seconds per measurement (2),
 # BENCH_REPEAT rounds (3), BENCH_RULES ("0 1 100 10000"), BENCH_SIZES frame
 # bytes without FCS ("64 1514"), BENCH_METHODS, BENCH_POLICE_RULES rule
-# counts for the policed variants ("0"), BENCH_LINK (100gbit).
+# counts for the policed variants ("0"), BENCH_LINK (100gbit),
+# BENCH_HOOK_OBJ the empty program of the "hook" method (make bench
+# builds it).
 
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -34,7 +37,7 @@ DURATION=${BENCH_DURATION:-2}
 REPEAT=${BENCH_REPEAT:-3}
 RULES=${BENCH_RULES:-0 1 100 10000}
 SIZES=${BENCH_SIZES:-64 1514}
-METHODS=${BENCH_METHODS:-none qosctl nft u32 qosctl+police nft+police u32+police}
+METHODS=${BENCH_METHODS:-none hook qosctl nft u32 qosctl+police nft+police u32+police}
 POLICE_RULES=${BENCH_POLICE_RULES:-0}
 LINK=${BENCH_LINK:-100gbit}
 PROFILE=${BENCH_PROFILE:-pip-20pct}
@@ -119,48 +122,62 @@ setup_none()
 	tree_build
 }
 
-# qosctl on both router interfaces, as an operator would; the rules, when
-# this build has them, on the interface the traffic enters.
-setup_qosctl()
+# An empty tc program at qosctl's two hooks: the price of the hooks alone.
+setup_hook()
 {
-	local n=$1 profile=$2 i
+	local obj=${BENCH_HOOK_OBJ:-$BENCH_TOP/.output/bench/hook_ref.bpf.o}
 
-	if [ "$n" -gt 0 ] && ! qosctl_has_rules; then
-		SKIP_REASON="rules not supported by this qosctl build"
+	if [ ! -f "$obj" ]; then
+		SKIP_REASON="$obj not built (make bench builds it)"
 		return $ksft_skip
 	fi
-	qosctl_ns "$R" apply "$profile" dev "$R_IF1" rate "$LINK" &&
-		qosctl_ns "$R" apply "$profile" dev "$R_IF2" rate "$LINK" || return 1
-	for ((i = 1; i < n; i++)); do
-		qosctl_ns "$R" rule add dev "$R_IF1" src "10.200.$((i >> 8)).$((i & 255))/32" \
-			dst $DST4/32 class lbe &&
-			qosctl_ns "$R" rule add dev "$R_IF1" src "$H1_V6/128" dst "$DST6/128" \
-				flowlabel "$i" class lbe || return 1
-	done
-	[ "$n" -eq 0 ] && return 0
-	qosctl_ns "$R" rule add dev "$R_IF1" src "$H1_V4/32" dst $DST4/32 class pip &&
-		qosctl_ns "$R" rule add dev "$R_IF1" src "$H1_V6/128" dst "$DST6/128" \
-			flowlabel $FLOWLABEL class pip
+	tree_build &&
+		tc -n "$R" qdisc add dev "$R_IF1" clsact &&
+		tc -n "$R" filter add dev "$R_IF1" ingress bpf direct-action obj "$obj" sec tc &&
+		tc -n "$R" qdisc add dev "$R_IF2" clsact &&
+		tc -n "$R" filter add dev "$R_IF2" egress bpf direct-action obj "$obj" sec tc
+}
+
+# qosctl on both router interfaces, as an operator would; the rules, when
+# there are any, as [rule] sections of the profile applied to the interface
+# the traffic enters.
+setup_qosctl()
+{
+	local n=$1 profile=$2 in=$2
+
+	if [ "$n" -gt 0 ]; then
+		if ! qosctl_has_rules; then
+			SKIP_REASON="rules not supported by this qosctl build"
+			return $ksft_skip
+		fi
+		in=$tmp/rules-$n
+		profile_with_rules "$profile" "$in" "$n" "$H1_V4" $DST4 "$H1_V6" $DST6 \
+			$FLOWLABEL pip || return 1
+	fi
+	qosctl_ns "$R" apply "$in" dev "$R_IF1" rate "$LINK" &&
+		qosctl_ns "$R" apply "$2" dev "$R_IF2" rate "$LINK"
+}
+
+# The profile's classes and DSCP table without its policers, for the
+# classification-only methods; the +police variant adds one on PIP with
+# the rate and burst nftables and u32 get.
+write_profiles()
+{
+	local src=$PROFILE
+
+	[ -f "$src" ] || src=$BENCH_TOP/tc-profiles/$PROFILE
+	grep -v '^[[:space:]]*police-' "$src" > "$tmp/plain" || return 1
+	profile_with_keys "$tmp/plain" "$tmp/police" pip \
+		"police-rate = ${POLICE_BPS}bit" "police-burst = 2500000"
 }
 
 setup_qosctl_police()
 {
-	profile_with_keys "$(profile_file)" "$tmp/police" pip \
-		"police-rate = ${POLICE_BPS}bit" "police-burst = 2500000"
 	if ! qosctl_accepts "$tmp/police" 2>"$tmp/why"; then
 		SKIP_REASON="policing not supported by this qosctl build ($(head -1 "$tmp/why"))"
 		return $ksft_skip
 	fi
 	setup_qosctl "$1" "$tmp/police"
-}
-
-profile_file()
-{
-	if [ -f "$PROFILE" ]; then
-		echo "$PROFILE"
-	else
-		echo "$BENCH_TOP/tc-profiles/$PROFILE"
-	fi
 }
 
 # Expert nftables: maps, so the rule count costs one hash lookup per
@@ -266,6 +283,7 @@ teardown()
 	for d in "$R_IF1" "$R_IF2"; do
 		qosctl_ns "$R" remove dev "$d" >/dev/null 2>&1
 		tc -n "$R" qdisc del dev "$d" root 2>/dev/null
+		tc -n "$R" qdisc del dev "$d" clsact 2>/dev/null
 	done
 	in_ns "$R" nft delete table inet qosbench 2>/dev/null
 	return 0
@@ -277,7 +295,8 @@ setup()
 	SKIP_REASON=
 	case $1 in
 	none)		setup_none ;;
-	qosctl)		setup_qosctl "$2" "$PROFILE" ;;
+	hook)		setup_hook ;;
+	qosctl)		setup_qosctl "$2" "$tmp/plain" ;;
 	qosctl+police)	setup_qosctl_police "$2" ;;
 	nft)		setup_nft "$2" 0 ;;
 	nft+police)	setup_nft "$2" 1 ;;
@@ -320,6 +339,7 @@ measure()
 }
 
 write_trafgen
+write_profiles || exit 1
 defer teardown
 capture_tree > "$tmp/tree.batch" || { echo "fwd: qosctl apply failed" >&2; exit 1; }
 
@@ -327,9 +347,11 @@ raw=$OUT/fwd-raw.csv
 csv_open "$raw" "round,method,rules,family,size,pps,pip_share,pps_per_cpu"
 declare -A skipped
 for ((round = 1; round <= REPEAT; round++)); do
-	for m in $METHODS; do
+	# A fresh order every round, so a drift in the machine does not favour
+	# the methods measured first.
+	for m in $(shuf -e $METHODS); do
 		case $m in
-		none)	counts=- ;;
+		none|hook) counts=- ;;
 		*+police) counts=$POLICE_RULES ;;
 		*)	counts=$RULES ;;
 		esac
@@ -352,7 +374,7 @@ for ((round = 1; round <= REPEAT; round++)); do
 					read -r pps share ppc < <(measure $fam "$size")
 					echo "$round,$m,$n,$fam,$size,$pps,$share,$ppc" >> "$raw"
 					# Anything but "none" must put the PIP traffic in PIP.
-					if [ "$m" != none ] && awk -v s="$share" 'BEGIN { exit !(s < 0.9) }'; then
+					if [ "$m" != none ] && [ "$m" != hook ] && awk -v s="$share" 'BEGIN { exit !(s < 0.9) }'; then
 						echo "fwd: $m $n $fam $size: only $share of the packets in PIP" >&2
 					fi
 				done
@@ -382,7 +404,9 @@ get()
 }
 
 rat=$OUT/fwd-ratios.csv
-csv_open "$rat" "metric,family,size,rules,qosctl_vs_nft,qosctl_vs_u32,qosctl_vs_none,nft_vs_none,u32_vs_none"
+csv_open "$rat" "metric,family,size,rules,qosctl_vs_nft,qosctl_vs_u32,qosctl_vs_none,qosctl_vs_hook,hook_vs_none,nft_vs_none,u32_vs_none"
+pol=$OUT/fwd-police.csv
+csv_open "$pol" "metric,family,size,rules,qosctl_vs_nft,qosctl_vs_u32,qosctl_cost,nft_cost,u32_cost"
 famcsv=$OUT/fwd-family.csv
 csv_open "$famcsv" "metric,method,rules,size,v6_over_v4,kernel_v6_over_v4,relative"
 for col in 5 6; do
@@ -390,13 +414,26 @@ for col in 5 6; do
 	for fam in ipv4 ipv6; do
 		for size in $SIZES; do
 			none=$(get none - $fam "$size" $col)
+			hook=$(get hook - $fam "$size" $col)
 			for n in $RULES; do
 				q=$(get qosctl "$n" $fam "$size" $col)
 				f=$(get nft "$n" $fam "$size" $col)
 				u=$(get u32 "$n" $fam "$size" $col)
 				echo "$metric,$fam,$size,$n,$(ratio "$q" "$f"),$(ratio "$q" "$u")," \
-					"$(ratio "$q" "$none"),$(ratio "$f" "$none"),$(ratio "$u" "$none")" |
+					"$(ratio "$q" "$none"),$(ratio "$q" "$hook"),$(ratio "$hook" "$none")," \
+					"$(ratio "$f" "$none"),$(ratio "$u" "$none")" |
 					tr -d ' ' >> "$rat"
+			done
+			# Policed against policed, and each against its own
+			# unpoliced run (the price of the token bucket).
+			for n in $POLICE_RULES; do
+				q=$(get qosctl+police "$n" $fam "$size" $col)
+				f=$(get nft+police "$n" $fam "$size" $col)
+				u=$(get u32+police "$n" $fam "$size" $col)
+				echo "$metric,$fam,$size,$n,$(ratio "$q" "$f"),$(ratio "$q" "$u")," \
+					"$(ratio "$q" "$(get qosctl "$n" $fam "$size" $col)")," \
+					"$(ratio "$f" "$(get nft "$n" $fam "$size" $col)")," \
+					"$(ratio "$u" "$(get u32 "$n" $fam "$size" $col)")" | tr -d ' ' >> "$pol"
 			done
 		done
 	done

@@ -104,6 +104,29 @@ profile_with_keys()
 		$0 == "[class " cls "]" { printf "%s\n", add }' "$src" > "$dst"
 }
 
+# profile_with_rules SRC DST N SRC4 DST4 SRC6 DST6 LABEL CLASS: a copy of
+# SRC with N [rule] sections per family: N - 1 that the test traffic does
+# not match (IPv4: sources 10.200.x.y; IPv6: flow labels 1..N-1), sending
+# to lbe, then the one it matches (SRC4 . DST4; SRC6 . DST6 . LABEL),
+# sending to CLASS. This is how an operator loads a large rule set: one
+# apply, not N `qosctl rule add` processes.
+profile_with_rules()
+{
+	cp "$1" "$2" &&
+	awk -v n="$3" -v s4="$4" -v d4="$5" -v s6="$6" -v d6="$7" -v fl="$8" -v cls="$9" '
+		BEGIN {
+			for (i = 1; i < n; i++) {
+				printf "[rule n4-%d]\nsrc = 10.200.%d.%d/32\ndst = %s/32\nclass = lbe\n",
+					i, int(i / 256) % 256, i % 256, d4
+				printf "[rule n6-%d]\nsrc = %s/128\ndst = %s/128\nflowlabel = %d\nclass = lbe\n",
+					i, s6, d6, i
+			}
+			printf "[rule m4]\nsrc = %s/32\ndst = %s/32\nclass = %s\n", s4, d4, cls
+			printf "[rule m6]\nsrc = %s/128\ndst = %s/128\nflowlabel = %s\nclass = %s\n",
+				s6, d6, fl, cls
+		}' >> "$2"
+}
+
 # link_counter NS DEV DIR FIELD: one counter of DEV (stats64.DIR.FIELD).
 link_counter()
 {

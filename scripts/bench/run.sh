@@ -45,6 +45,7 @@ rc=0
 if [ $rc -eq 0 ]; then
 	table "$OUT/fwd.csv" "forwarding: packets/s received at h2, and per CPU-second of the sender (medians of ${BENCH_REPEAT:-3} rounds)"
 	table "$OUT/fwd-ratios.csv" "forwarding ratios (same run; pps_per_cpu is the steadier on a shared machine)"
+	table "$OUT/fwd-police.csv" "policed against policed; *_cost is policed / unpoliced of the same method"
 	table "$OUT/fwd-family.csv" "IPv6/IPv4 ratio against the kernel's own (method none)"
 fi
 "$here/apply-latency.sh" "$OUT" || rc=1
