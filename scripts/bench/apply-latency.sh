@@ -15,8 +15,14 @@
 # Times are wall clock around the whole command, process start and nsenter
 # included, as an operator or a configuration tool sees them.
 #
+# The same three again with BENCH_APPLY_RULES [rule] sections per family in
+# the profile (IPv4 src . dst, IPv6 src . dst . flow label): "-rules" ops,
+# a fifth of the runs. The re-apply keeps every rule, as re-applying an
+# unchanged rule set after a rate change does.
+#
 # Usage: apply-latency.sh OUTDIR   writes apply-latency-raw.csv, apply-latency.csv
-# Knobs: BENCH_APPLY_RUNS (100), BENCH_PROFILE (pip-20pct)
+# Knobs: BENCH_APPLY_RUNS (100), BENCH_PROFILE (pip-20pct),
+# BENCH_APPLY_RULES (10000; 0 skips the "-rules" ops)
 
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -24,6 +30,7 @@ set -u
 OUT=${1:?usage: apply-latency.sh OUTDIR}
 RUNS=${BENCH_APPLY_RUNS:-100}
 PROFILE=${BENCH_PROFILE:-pip-20pct}
+NRULES=${BENCH_APPLY_RULES:-10000}
 
 require_root
 [ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
@@ -47,21 +54,41 @@ timed()
 	echo $(((t1 - t0) / 1000))
 }
 
+# series SUFFIX PROFILE RUNS: fresh + remove, then re-apply, RUNS each.
+series()
+{
+	local sfx=$1 prof=$2 runs=$3 i rate
+
+	for ((i = 1; i <= runs; i++)); do
+		echo "fresh$sfx,$i,$(timed qosctl_ns "$A" apply "$prof" dev "$A_IF" rate 1gbit)" >> "$raw"
+		echo "remove$sfx,$i,$(timed qosctl_ns "$A" remove dev "$A_IF")" >> "$raw"
+	done
+	qosctl_ns "$A" apply "$prof" dev "$A_IF" rate 1gbit >/dev/null || exit 1
+	for ((i = 1; i <= runs; i++)); do
+		rate=$((i % 2 ? 2 : 1))gbit
+		echo "reapply$sfx,$i,$(timed qosctl_ns "$A" apply "$prof" dev "$A_IF" rate $rate)" >> "$raw"
+	done
+	qosctl_ns "$A" remove dev "$A_IF" >/dev/null
+}
+
 raw=$OUT/apply-latency-raw.csv
 csv_open "$raw" "op,run,usec"
-for ((i = 1; i <= RUNS; i++)); do
-	echo "fresh,$i,$(timed qosctl_ns "$A" apply "$PROFILE" dev "$A_IF" rate 1gbit)" >> "$raw"
-	echo "remove,$i,$(timed qosctl_ns "$A" remove dev "$A_IF")" >> "$raw"
-done
-qosctl_ns "$A" apply "$PROFILE" dev "$A_IF" rate 1gbit || exit 1
-for ((i = 1; i <= RUNS; i++)); do
-	rate=$((i % 2 ? 2 : 1))gbit
-	echo "reapply,$i,$(timed qosctl_ns "$A" apply "$PROFILE" dev "$A_IF" rate $rate)" >> "$raw"
-done
+ops="fresh reapply remove"
+series "" "$PROFILE" "$RUNS"
+if [ "$NRULES" -gt 0 ]; then
+	tmp=$(mktemp -d)
+	defer rm -rf "$tmp"
+	src=$PROFILE
+	[ -f "$src" ] || src=$BENCH_TOP/tc-profiles/$PROFILE
+	profile_with_rules "$src" "$tmp/rules" "$NRULES" 192.0.2.1 198.51.100.1 \
+		2001:db8:1::1 2001:db8:2::1 0x12345 pip || exit 1
+	series -rules "$tmp/rules" $(((RUNS + 4) / 5))
+	ops="$ops fresh-rules reapply-rules remove-rules"
+fi
 
 sum=$OUT/apply-latency.csv
 csv_open "$sum" "op,runs,median_ms,p99_ms"
-for op in fresh reapply remove; do
+for op in $ops; do
 	v=$(awk -F, -v op=$op '$1 == op { print $3 / 1000 }' "$raw")
 	echo "$op,$(echo "$v" | wc -l),$(echo "$v" | median),$(echo "$v" | percentile 99)" >> "$sum"
 done
