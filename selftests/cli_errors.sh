@@ -17,6 +17,7 @@ TMP=$(mktemp -d)
 defer rm -rf "$TMP"
 setup_ns NS || exit $ksft_fail
 IF=$(ifname_unique cli) IF2=$(ifname_unique clj)
+NODEV=$(ifname_unique cln)	# never created
 defer_pins "$IF" "$IF2"
 ip -n "$NS" link add "$IF" type veth peer name "$IF2" || exit $ksft_fail
 ip -n "$NS" link set "$IF" up && ip -n "$NS" link set "$IF2" up
@@ -37,7 +38,7 @@ state()
 	qosctl_ns "$NS" rule list dev "$IF2"
 }
 
-# One invocation per line, split like shell words; $IF, $IF2 expanded.
+# One invocation per line, split like shell words; $IF, $IF2, $NODEV expanded.
 cat >"$TMP/table" <<'EOF'
 
 bogus
@@ -58,7 +59,7 @@ apply pip-20pct dev $IF rate 100mbit extra
 apply pip-20pct dev $IF dev
 apply pip-20pct rate 100mbit
 apply no-such-profile dev $IF rate 100mbit
-apply pip-20pct dev no-such-dev0 rate 100mbit
+apply pip-20pct dev $NODEV rate 100mbit
 apply pip-20pct dev ../../x rate 100mbit
 apply pip-20pct dev averyveryverylongname rate 100mbit
 --dry-run --confirm 10 apply pip-20pct dev $IF rate 100mbit
@@ -124,4 +125,9 @@ done <"$TMP/table"
 [ "$before" = "$(state)" ]
 check_err $? "the interfaces changed: $(diff <(echo "$before") <(state))"
 log_test "nothing changed on $IF and $IF2"
+
+# Nor outside them: no lock file for an interface that does not exist.
+[ ! -e "/run/qosctl/$NODEV.lock" ]
+check_err $? "/run/qosctl/$NODEV.lock was created"
+log_test "no lock file for a missing interface"
 exit $EXIT_STATUS

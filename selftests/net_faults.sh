@@ -168,7 +168,47 @@ test_parallel()
 	check_err $? "remove after the parallel applies"
 	out=$(is_clean "$R_IF1" && is_clean "$R_IF2")
 	check_err $? "$out"
-	log_test "both interfaces clean after remove"
+	[ ! -e "/run/qosctl/$R_IF1.lock" ] && [ ! -e "/run/qosctl/$R_IF2.lock" ]
+	check_err $? "lock files left after remove"
+	log_test "both interfaces clean after remove, lock files gone"
+
+	# One interface, applies and removes racing: remove deletes the lock
+	# file while it holds the lock, so a waiter must start again on the
+	# new file. Whatever the order, the interface ends applied with the
+	# last profile or clean, and every command either worked or, for a
+	# remove that ran on a clean interface, said so.
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		local pids=() rcs=0 n=0 last=
+		for p in pip-20pct remove pip-5pct remove pip-20pct; do
+			if [ "$p" = remove ]; then
+				qosctl_ns "$R" remove dev "$R_IF1" 2>"$TMP/r$n" &
+			else
+				qosctl_ns "$R" apply "$p" dev "$R_IF1" rate 100mbit 2>"$TMP/r$n" &
+			fi
+			pids+=($!)
+			n=$((n + 1))
+		done
+		n=0
+		for p in "${pids[@]}"; do
+			if ! wait "$p" && ! grep -q "no qosctl profile applied" "$TMP/r$n"; then
+				echo "# $(cat "$TMP/r$n")"
+				rcs=1
+			fi
+			n=$((n + 1))
+		done
+		check_err $rcs "a racing command failed"
+		last=$(qosctl_ns "$R" show dev "$R_IF1" -j 2>/dev/null | jq -r .profile)
+		if [ -n "$last" ]; then
+			out=$(is_applied "$R_IF1" "$last")
+		else
+			out=$(is_clean "$R_IF1")
+		fi
+		check_err $? "round $i: $out"
+	done
+	qosctl_ns "$R" remove dev "$R_IF1" >/dev/null 2>&1
+	out=$(is_clean "$R_IF1")
+	check_err $? "$out"
+	log_test "applies and removes racing on one interface, 10 rounds"
 }
 
 # The host's bpffs stays: other users of this machine depend on it.

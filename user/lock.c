@@ -44,25 +44,44 @@ int qos_lock_dev(const char *ifname, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", QOS_RUN_DIR, strerror(errno));
 		return ret;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return ret;
-	}
-	while (flock(fd, LOCK_EX)) {
-		if (errno == EINTR)
-			continue;
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	for (;;) {
+		struct stat held, now;
+
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return ret;
+		}
+		while (flock(fd, LOCK_EX)) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+			return ret;
+		}
+		/* qos_unlock_dev_remove() unlinks the file under the lock: a
+		 * waiter that got the lock on the unlinked file starts again
+		 * on the file now at @path. */
+		if (!fstat(fd, &held) && !stat(path, &now) && held.st_ino == now.st_ino &&
+		    held.st_dev == now.st_dev)
+			return fd;
 		close(fd);
-		return ret;
 	}
-	return fd;
 }
 
 void qos_unlock_dev(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+void qos_unlock_dev_remove(int fd, const char *ifname)
+{
+	char path[128];
+
+	if (fd >= 0 && !qos_run_path(ifname, "lock", path, sizeof(path)))
+		unlink(path);
+	qos_unlock_dev(fd);
 }

@@ -19,4 +19,11 @@ int qos_run_path(const char *ifname, const char *suffix, char *buf, size_t len);
 int qos_lock_dev(const char *ifname, char *err, size_t errlen);
 void qos_unlock_dev(int fd);
 
+/*
+ * Release the lock and remove its file, for a command that left @ifname
+ * with no qosctl state (remove): interfaces come and go, their lock files
+ * should not pile up. Safe against waiters: see qos_lock_dev().
+ */
+void qos_unlock_dev_remove(int fd, const char *ifname);
+
 #endif /* __QOS_LOCK_H */

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,12 @@ static int apply_locked(const char *profile, const char *dev, uint64_t bps, char
 	struct qos_confirm c;
 	int lock, ret = 0;
 
+	/* Checked again under the lock; this one keeps a typo from leaving a
+	 * lock file for an interface that does not exist. */
+	if (!if_nametoindex(dev)) {
+		snprintf(err, errlen, "dev %s: no such device", dev);
+		return -ENODEV;
+	}
 	lock = qos_lock_dev(dev, err, errlen);
 	if (lock < 0)
 		return lock;
@@ -187,7 +194,10 @@ static int do_remove(int argc, char **argv)
 	ret = lock < 0 ? lock : qos_remove(a.dev, err, sizeof(err));
 	if (!ret)
 		qos_confirm_cancel(a.dev);
-	qos_unlock_dev(lock);
+	if (!ret)
+		qos_unlock_dev_remove(lock, a.dev);
+	else
+		qos_unlock_dev(lock);
 	if (ret) {
 		qos_err("remove: %s", err);
 		return -1;
