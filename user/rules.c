@@ -295,7 +295,8 @@ static void rule_ident(const struct qos_rule *r, struct rule_ident *x)
 	x->prio = r->prio;
 	x->class_id = r->class_id;
 	x->dscp = r->dscp;
-	memcpy(x->name, r->name, sizeof(x->name));
+	/* Up to the NUL only: the bytes after it are not part of the name. */
+	memcpy(x->name, r->name, strnlen(r->name, sizeof(x->name) - 1));
 	x->id = r->id;
 }
 
