@@ -25,7 +25,7 @@
 # Knobs (environment): BENCH_DURATION seconds per measurement (2),
 # BENCH_REPEAT rounds (3), BENCH_RULES ("0 1 100 10000"), BENCH_SIZES frame
 # bytes without FCS ("64 1514"), BENCH_METHODS, BENCH_POLICE_RULES rule
-# counts for the policed variants ("0"), BENCH_LINK (100gbit),
+# counts for the policed variants ("0 10000"), BENCH_LINK (100gbit),
 # BENCH_HOOK_OBJ the empty program of the "hook" method (make bench
 # builds it).
 
@@ -38,7 +38,7 @@ REPEAT=${BENCH_REPEAT:-3}
 RULES=${BENCH_RULES:-0 1 100 10000}
 SIZES=${BENCH_SIZES:-64 1514}
 METHODS=${BENCH_METHODS:-none hook qosctl nft u32 qosctl+police nft+police u32+police}
-POLICE_RULES=${BENCH_POLICE_RULES:-0}
+POLICE_RULES=${BENCH_POLICE_RULES:-0 10000}
 LINK=${BENCH_LINK:-100gbit}
 PROFILE=${BENCH_PROFILE:-pip-20pct}
 PIP_CLASSID=1:12

@@ -9,7 +9,7 @@
 #      classifier (fwd.sh);
 #   3. qosctl apply / re-apply / remove latency (apply-latency.sh).
 #
-# Default size: about 16 minutes on a 2-core machine. Longer runs:
+# Default size: about 18 minutes on a 2-core machine. Longer runs:
 # BENCH_REPEAT=9 BENCH_DURATION=5 BENCH_APPLY_RUNS=1000 make bench
 #
 # Usage: run.sh OUTDIR
