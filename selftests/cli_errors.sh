@@ -22,7 +22,6 @@ defer_pins "$IF" "$IF2"
 ip -n "$NS" link add "$IF" type veth peer name "$IF2" || exit $ksft_fail
 ip -n "$NS" link set "$IF" up && ip -n "$NS" link set "$IF2" up
 qosctl_ns "$NS" apply pip-20pct dev "$IF2" rate 100mbit || exit $ksft_fail
-defer qosctl_ns "$NS" remove dev "$IF2"
 
 state()
 {

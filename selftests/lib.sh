@@ -170,9 +170,11 @@ ifname_unique()
 
 # defer_pins IF...: pins outlive a deleted namespace; register the removal
 # of the pin directory each interface name may get, and of its lock and
-# pending-confirm files in /run/qosctl (kept by qosctl on purpose: removing
-# a lock file is racy for qosctl, not for a test that owns the name). Call
-# it in the test's own shell, not in a $(...) subshell, or the
+# pending-confirm files in /run/qosctl (qosctl remove deletes the lock file,
+# but a test that fails or stops early never gets there). With the
+# namespace gone (qdiscs, filters, programs with it) this is all the
+# cleanup qosctl needs: tests do not defer a `qosctl remove` of their own.
+# Call it in the test's own shell, not in a $(...) subshell, or the
 # registration is lost.
 defer_pins()
 {
@@ -181,6 +183,19 @@ defer_pins()
 	for i in "$@"; do
 		defer rm -rf "/sys/fs/bpf/qosctl/$i" "/run/qosctl/$i.lock" "/run/qosctl/$i.pending"
 	done
+}
+
+# ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
+# `ping -q` in FILE (stdin without one); "0 0" when there is none.
+ping_summary()
+{
+	awk '/packets transmitted/ {
+		tx = $1
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^received/)
+				rx = $(i - 1)
+	}
+	END { print tx + 0, rx + 0 }' "${1:--}"
 }
 
 # topo_h1_r_h2: h1 -- r -- h2 over veth, IPv4 and IPv6 on each side,
@@ -192,7 +207,8 @@ defer_pins()
 #   2001:db8:1::1/64   ::2       2001:db8:2::2    2001:db8:2::1/64
 #
 # Sets H1 R H2 (namespaces), H1_IF R_IF1 R_IF2 H2_IF, and the addresses
-# H1_V4 H1_V6 H2_V4 H2_V6.
+# H1_V4 H1_V6 H2_V4 H2_V6. The namespaces and the interfaces' qosctl pins
+# are removed at exit (defer_pins).
 topo_h1_r_h2()
 {
 	setup_ns H1 R H2 || return 1

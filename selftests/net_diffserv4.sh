@@ -17,8 +17,6 @@ require_cmd ping iperf3 jq
 
 topo_h1_r_h2 || exit $ksft_fail
 # The pins outlive the namespace: remove what was applied.
-defer qosctl_ns "$R" remove dev "$R_IF1"
-defer qosctl_ns "$R" remove dev "$R_IF2"
 tmp=$(mktemp -d)
 defer rm -rf "$tmp"
 COUNT=400
@@ -45,11 +43,10 @@ defer kill $p4 $p6
 wait $p4 $p6
 
 for fam in v4 v6; do
-	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$tmp/$fam")
-	recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$tmp/$fam")
-	[ -n "$sent" ] && [ "$sent" -eq $COUNT ] && [ "$recv" -eq "$sent" ]
+	read -r sent recv < <(ping_summary "$tmp/$fam")
+	[ "$sent" -eq $COUNT ] && [ "$recv" -eq "$sent" ]
 	check_err $? "$(cat "$tmp/$fam")"
-	log_test "$fam: CS6 flow under a BE flood: ${recv:-?}/${sent:-?} answered"
+	log_test "$fam: CS6 flow under a BE flood: $recv/$sent answered"
 done
 
 stats=$(qosctl_ns "$R" stats dev "$R_IF2" -j)

@@ -31,8 +31,6 @@ TMP=$(mktemp -d)
 defer rm -rf "$TMP"
 
 topo_h1_r_h2 || exit $ksft_fail
-defer qosctl_ns "$R" remove dev "$R_IF1"
-defer qosctl_ns "$R" remove dev "$R_IF2"
 
 # is_clean DEV: what a device looks like when qosctl never touched it.
 is_clean()

@@ -39,7 +39,6 @@ topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }
 for dev in "$R_IF1" "$R_IF2"; do
 	qosctl_ns "$R" apply pip-20pct dev "$dev" rate 100mbit
 	check_err $? "apply on $dev"
-	defer qosctl_ns "$R" remove dev "$dev"
 done
 qosctl_ns "$R" rule add dev "$R_IF1" name steer flowlabel $LABEL class pip
 check_err $? "rule add"

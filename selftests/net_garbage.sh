@@ -32,8 +32,6 @@ require_cmd jq ping python3
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"
 topo_h1_r_h2 || exit $ksft_fail
-defer qosctl_ns "$R" remove dev "$R_IF1"
-defer qosctl_ns "$R" remove dev "$R_IF2"
 for dev in "$R_IF1" "$R_IF2"; do
 	qosctl_ns "$R" apply pip-20pct dev "$dev" rate 100mbit || exit $ksft_fail
 done
@@ -78,11 +76,10 @@ wait $p4 $p6
 log_test "${sent:-0} mutated frames sent, $short_vlan too short to untag (SEED=$SEED)"
 
 for fam in v4 v6; do
-	tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$TMP/$fam")
-	rcv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/$fam")
-	[ -n "$tx" ] && [ "$tx" -eq 1000 ] && [ "$rcv" -eq "$tx" ]
+	read -r tx rcv < <(ping_summary "$TMP/$fam")
+	[ "$tx" -eq 1000 ] && [ "$rcv" -eq "$tx" ]
 	check_err $? "$(cat "$TMP/$fam")"
-	log_test "$fam: ${rcv:-?}/${tx:-?} PIP pings answered among the garbage"
+	log_test "$fam: $rcv/$tx PIP pings answered among the garbage"
 done
 
 # Per-CPU counters are summed when read; nothing is in flight any more.

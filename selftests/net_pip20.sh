@@ -220,13 +220,12 @@ quiesce()
 # ping_count FAMILY TOS VAR_TX VAR_RX: send $PINGS echo requests h1 -> h2.
 ping_count()
 {
-	local dst=$H2_V4 out _tx _rx
+	local dst=$H2_V4 _tx _rx
 
 	[ "$1" = 6 ] && dst=$H2_V6
-	out=$(in_ns "$H1" ping -"$1" -n -q -c $PINGS -i 0.01 -W 2 -Q "$2" "$dst")
-	_tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' <<<"$out")
-	_rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out")
-	eval "$3=${_tx:-0} $4=${_rx:-0}"
+	read -r _tx _rx < <(in_ns "$H1" ping -"$1" -n -q -c $PINGS -i 0.01 -W 2 -Q "$2" "$dst" |
+		ping_summary)
+	eval "$3=$_tx $4=$_rx"
 }
 
 # ctr JSON CLASS DIR FAMILY FIELD

@@ -65,7 +65,6 @@ apply()
 setup()
 {
 	topo_h1_r_h2 || exit $ksft_fail
-	defer qosctl_ns "$R" remove dev "$R_IF1"
 	# Started by nsenter directly, which execs iperf3: $! is the PID to
 	# kill, not a subshell's.
 	nsenter --net="/run/netns/$H2" -- iperf3 -s -p 5201 --logfile "$TMP/iperf3.log" &

@@ -30,8 +30,6 @@ TMP=$(mktemp -d)
 defer rm -rf "$TMP"
 
 topo_h1_r_h2 || exit $ksft_fail
-defer qosctl_ns "$R" remove dev "$R_IF1"
-defer qosctl_ns "$R" remove dev "$R_IF2"
 DEV=$R_IF2
 PINS=/sys/fs/bpf/qosctl/$DEV
 
@@ -106,11 +104,10 @@ wait $p4 $p6
 log_test "$LOOPS re-applies under PIP traffic"
 
 for fam in v4 v6; do
-	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$TMP/$fam")
-	recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/$fam")
-	[ -n "$sent" ] && [ "$sent" -gt 0 ] && [ "$recv" -eq "$sent" ]
+	read -r sent recv < <(ping_summary "$TMP/$fam")
+	[ "$sent" -gt 0 ] && [ "$recv" -eq "$sent" ]
 	check_err $? "$(cat "$TMP/$fam")"
-	log_test "$fam: ${recv:-?}/${sent:-?} PIP pings answered across $LOOPS re-applies"
+	log_test "$fam: $recv/$sent PIP pings answered across $LOOPS re-applies"
 done
 
 snapshot >"$TMP/after"

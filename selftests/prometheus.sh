@@ -28,8 +28,6 @@ fi
 
 topo_h1_r_h2 || exit $ksft_fail
 # The pins outlive the namespace: remove what was applied.
-defer qosctl_ns "$R" remove dev "$R_IF1"
-defer qosctl_ns "$R" remove dev "$R_IF2"
 tmp=$(mktemp -d)
 defer rm -rf "$tmp"
 for dev in "$R_IF1" "$R_IF2"; do
