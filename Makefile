@@ -62,11 +62,10 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS := user/util.c user/profile.c user/qdisc.c user/loader.c user/apply.c user/report.c \
-	    user/rules.c user/police.c \
-	    user/sched.c user/validate.c user/lock.c user/confirm.c user/dryrun.c \
-	    user/prom.c user/exporter.c user/watch.c
+LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c)
+CLI_SRCS := $(wildcard user/cli/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
+CLI_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CLI_SRCS))
 LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
 
@@ -104,18 +103,19 @@ $(OUTPUT)/qos.skel.h: $(OUTPUT)/qos.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name qos > $@
 
-$(LIB_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
-	     $(OUTPUT)/qos.skel.h | $(OUTPUT)/user
+$(LIB_OBJS) $(CLI_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*/*.h) bpf/qos_common.h \
+	     bpf/lib/tb.h $(OUTPUT)/qos.skel.h
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@
 
 $(LIBQOS): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(QOSCTL): user/qosctl.c $(LIBQOS)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) $< $(LIBQOS) $(LDFLAGS) $(PC_LIBS) -lm -o $@
+$(QOSCTL): $(CLI_OBJS) $(LIBQOS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(CLI_OBJS) $(LIBQOS) $(LDFLAGS) $(PC_LIBS) -lm -o $@
 
 # The kselftest harness comes from Debian's kernel source tarball; it is
 # extracted into the output directory, never committed.
@@ -134,9 +134,10 @@ selftests: $(QOSCTL) $(LIBQOS) $(OUTPUT)/kselftest/kselftest_harness.h
 $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
-$(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*.h) bpf/qos_common.h bpf/lib/tb.h \
-	      $(OUTPUT)/qos.skel.h | $(OUTPUT)/fuzz
+$(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*/*.h) bpf/qos_common.h bpf/lib/tb.h \
+	      $(OUTPUT)/qos.skel.h
 	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(PC_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/fuzz/libqos.a: $(FUZZ_OBJS)

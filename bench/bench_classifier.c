@@ -20,15 +20,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "pkt.h"
-#include "profile.h"
+#include "kernel/bpfobj.h"
+#include "kernel/rulemap.h"
+#include "model/profile.h"
 #include "qos.skel.h"
-#include "rules.h"
 
 enum { S_V4, S_V6, S_V6EXT, S_6IN4, S_VLAN, S_MAX };
 
@@ -158,7 +160,20 @@ static int empty_prog(void)
 	return bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "empty", "GPL", insns, 2, NULL);
 }
 
-static int grow(struct qos_rule_maps *m, struct qos_rules *cur, uint32_t *rules, uint32_t n)
+/* Make @cfg the configuration of @skel's programs. */
+static int cfg_put(struct qos *skel, const struct qos_cfg *cfg)
+{
+	int fd = qos_cfg_new(cfg), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = qos_cfg_put(bpf_map__fd(skel->maps.qos_cfg), fd);
+	close(fd);
+	return ret;
+}
+
+static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur,
+		struct qos_cfg *cfg, uint32_t n)
 {
 	struct qos_rules next = {};
 	struct qos_rule r;
@@ -174,12 +189,15 @@ static int grow(struct qos_rule_maps *m, struct qos_rules *cur, uint32_t *rules,
 		v6_rule(&r, i);
 		ret = ret ?: qos_rules_add(&next, &r);
 	}
-	ret = ret ?: qos_rules_commit(m, cur, &next, rules, true, err, sizeof(err));
+	ret = ret ?: qos_rules_stage(m, cur, &next, &cfg->rs, &cfg->rules, err, sizeof(err));
+	if (!ret && cfg_put(skel, cfg))
+		ret = -EIO;
 	if (ret) {
 		fprintf(stderr, "bench: installing rules: %s\n", err);
 		qos_rules_free(&next);
 		return ret;
 	}
+	qos_rules_retire(m, cur, &next);
 	qos_rules_free(cur);
 	*cur = next;
 	return 0;
@@ -193,7 +211,7 @@ int main(int argc, char **argv)
 	struct qos_rule_maps m;
 	struct qos_cfg cfg;
 	struct qos *skel;
-	uint32_t repeat = 1000000, zero = 0, cls[S_MAX];
+	uint32_t repeat = 1000000, cls[S_MAX];
 	int runs = 7, nlevels = NLEVELS, prog, empty, s, c, ok = 1;
 	char err[512];
 	static struct pkt pkts[S_MAX];
@@ -232,11 +250,9 @@ int main(int argc, char **argv)
 	for (s = 0; s < (int)prof.nclasses; s++)
 		prof.classes[s].police.set = false;
 	qos_profile_fill_cfg(&prof, &cfg);
-	bpf_map_update_elem(bpf_map__fd(skel->maps.qos_cfg), &zero, &cfg, 0);
+	cfg_put(skel, &cfg);
 	m = (struct qos_rule_maps){ bpf_map__fd(skel->maps.qos_rules),
-				    bpf_map__fd(skel->maps.qos_rule_stats),
-				    bpf_map__fd(skel->maps.qos_rule_sets),
-				    bpf_map__fd(skel->maps.qos_cfg), CAPACITY };
+				    bpf_map__fd(skel->maps.qos_rule_stats), CAPACITY };
 	prog = bpf_program__fd(skel->progs.qos_ingress);
 	empty = empty_prog();
 	if (empty < 0) {
@@ -253,7 +269,7 @@ int main(int argc, char **argv)
 	for (c = 0; c < nlevels; c++) {
 		uint32_t hit = levels[c] / 2;
 
-		if (grow(&m, &cur, &cfg.rules, levels[c]))
+		if (grow(skel, &m, &cur, &cfg, levels[c]))
 			return 1;
 		for (s = 0; s < S_MAX; s++)
 			build(&pkts[s], s, hit);

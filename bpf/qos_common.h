@@ -82,39 +82,12 @@ static inline __u32 qos_unparsed_key(__u32 dir, __u32 reason)
 	return dir * QOS_UNP_MAX + reason;
 }
 
-/*
- * Data-path configuration: a single entry read once per packet.
- *
- * mark_mask/mark_shift: where the class travels in skb->mark, so that other
- * fwmark users keep their bits. classid[]: the qdisc class (major:minor, as
- * in skb->priority) a class is queued in on this interface's egress.
- */
-struct qos_cfg {
-	__u32 mark_mask;
-	__u32 mark_shift;
-	__u32 default_class;
-	__u32 flags;
-	__u32 classid[QOS_MAX_CLASSES];
-	__u8 dscp_class[QOS_TABLE_MAX][QOS_DSCP_MAX];
-	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */
-	/* Policer of each class in qos_policers, 0 = not policed. */
-	__u16 class_policer[QOS_MAX_CLASSES];
-	/* Routing and neighbour traffic that must survive congestion: the
-	 * class of IPv6 ND/RA (ICMPv6 133-137) and, at egress, of frames that
-	 * are not IP (ARP). 0 leaves them to the DSCP table / qdisc default. */
-	__u32 nd_class;
-	__u32 nonip_class;
-	/* Egress rewrite per family and class (a domain border downgrading
-	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
-	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
-};
-
 #define QOS_REMARK_F		0x80
 
 /*
- * What qosctl installed, kept in a pinned map so that every later qosctl
- * process (show, stats, remove) knows it without a state file. Never read
- * by the data path.
+ * What qosctl installed, kept in the device's configuration (struct qos_cfg)
+ * so that every later qosctl process finds it through the attached programs.
+ * Never read by the data path.
  */
 enum qos_sched {
 	QOS_SCHED_HTB,
@@ -130,15 +103,9 @@ enum qos_leaf {
 	QOS_LEAF_FQ_CODEL,
 };
 
-#define QOS_META_VERSION	1
+#define QOS_META_VERSION	2
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
-/*
- * An apply is under way or died half-way: besides what this record
- * describes, the root qdisc pending_handle and whatever program sits at
- * qosctl's filter handle may be ours. See Documentation/reliability.rst.
- */
-#define QOS_META_F_PENDING	(1U << 2)
 
 struct qos_meta_class {
 	char name[QOS_CLASS_NAME_LEN];
@@ -160,8 +127,8 @@ struct qos_meta {
 	__u32 qdisc_handle;	/* root qdisc handle, major in the top 16 bits */
 	__u32 nclasses;
 	__u32 default_class;	/* class id unclassified packets get */
-	__u32 prog_id[QOS_DIR_MAX];
-	__u32 pending_handle;	/* root qdisc an unfinished apply may have built */
+	__u32 rule_entries;	/* capacity of the rule table */
+	__u64 obj_hash;		/* of the BPF object the programs were loaded from */
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
@@ -176,8 +143,7 @@ struct qos_meta {
  * hash table under its key masked by that shape. A packet costs one hash
  * lookup per shape in use, however many rules share a shape. The shapes of
  * each family sit in a struct qos_rule_set, sorted so that the lookup can stop
- * early; qosctl writes the inactive one of two sets and then flips
- * QOS_RULES_SET in qos_cfg.rules, so readers never see a half-written set.
+ * early; the set is part of struct qos_cfg and changes with it, whole.
  */
 #define QOS_RULES_DEFAULT	65536	/* rule table size when the profile names none */
 #define QOS_RULES_MAX		(1U << 24)	/* rule ids fit the low bits of the rank */
@@ -186,7 +152,6 @@ struct qos_meta {
 #define QOS_FLOWLABEL_MASK	0xfffffU
 
 /* qos_cfg.rules */
-#define QOS_RULES_SET		(1U << 0)	/* which struct qos_rule_set is live */
 #define QOS_RULES_V4		(1U << 1)	/* IPv4 shapes exist (<< QOS_TABLE_IPV4) */
 #define QOS_RULES_V6		(1U << 2)	/* IPv6 shapes exist (<< QOS_TABLE_IPV6) */
 #define QOS_RULES_L4		(1U << 3)	/* a shape compares the upper-layer protocol */
@@ -241,6 +206,41 @@ struct qos_rule_set {
 	__u32 n[QOS_TABLE_MAX];
 	__u32 pad[2];
 	struct qos_rule_shape shape[QOS_TABLE_MAX][QOS_RULE_SHAPES_MAX];
+};
+
+/*
+ * The configuration of one device: what the data path reads once per packet
+ * (everything up to the rule shapes) and what qosctl installed (meta, never
+ * read by the data path). It is never written in place: qosctl writes a new
+ * value into a new one-entry array and swaps that array into the qos_cfg
+ * array-of-maps slot, which the kernel does only after every program that
+ * could still see the old array has finished (see Documentation/design.rst),
+ * so a packet sees one configuration whole, old or new.
+ *
+ * mark_mask/mark_shift: where the class travels in skb->mark, so that other
+ * fwmark users keep their bits. classid[]: the qdisc class (major:minor, as
+ * in skb->priority) a class is queued in on this interface's egress.
+ */
+struct qos_cfg {
+	__u32 mark_mask;
+	__u32 mark_shift;
+	__u32 default_class;
+	__u32 flags;
+	__u32 classid[QOS_MAX_CLASSES];
+	__u8 dscp_class[QOS_TABLE_MAX][QOS_DSCP_MAX];
+	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */
+	/* Policer of each class in qos_policers, 0 = not policed. */
+	__u16 class_policer[QOS_MAX_CLASSES];
+	/* Routing and neighbour traffic that must survive congestion: the
+	 * class of IPv6 ND/RA (ICMPv6 133-137) and, at egress, of frames that
+	 * are not IP (ARP). 0 leaves them to the DSCP table / qdisc default. */
+	__u32 nd_class;
+	__u32 nonip_class;
+	/* Egress rewrite per family and class (a domain border downgrading
+	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
+	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
+	struct qos_rule_set rs;		/* rule shapes; qos_cfg.rules says which families */
+	struct qos_meta meta;
 };
 
 /*

@@ -10,11 +10,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "profile.h"
+#include "kernel/bpfobj.h"
+#include "model/profile.h"
 #include "qos.skel.h"
 
 /* The shipped profiles' class numbers (tc-profiles/pip-20pct). */
@@ -44,12 +46,23 @@ static inline struct qos *qos_test_load(uint32_t rule_entries)
 	return skel;
 }
 
+/* Make @cfg the configuration the programs of @skel read. */
+static inline int qos_test_cfg_put(struct qos *skel, const struct qos_cfg *cfg)
+{
+	int fd = qos_cfg_new(cfg), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = qos_cfg_put(bpf_map__fd(skel->maps.qos_cfg), fd);
+	close(fd);
+	return ret;
+}
+
 /* Write the configuration of tc-profiles/@name into the loaded object. */
 static inline int qos_test_profile(struct qos *skel, const char *name, struct qos_profile *prof,
 				   struct qos_cfg *cfg)
 {
 	char path[512], err[512];
-	uint32_t zero = 0;
 
 	snprintf(path, sizeof(path), "%s/tc-profiles/%s", QOS_SRCDIR, name);
 	if (qos_profile_load(path, prof, err, sizeof(err))) {
@@ -57,7 +70,7 @@ static inline int qos_test_profile(struct qos *skel, const char *name, struct qo
 		return -EINVAL;
 	}
 	qos_profile_fill_cfg(prof, cfg);
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.qos_cfg), &zero, cfg, 0) ? -errno : 0;
+	return qos_test_cfg_put(skel, cfg);
 }
 
 /* Sum a per-CPU struct qos_ctr entry. */

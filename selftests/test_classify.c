@@ -21,8 +21,7 @@
 
 #include "kselftest_harness.h"
 #include "pkt.h"
-#include "profile.h"
-#include "qos.skel.h"
+#include "qos_test.h"
 
 #define CLS_PIP		2
 #define CLS_BE		3
@@ -122,7 +121,6 @@ FIXTURE_SETUP(classify)
 	static struct qos_profile prof;
 	struct qos_cfg cfg;
 	char err[512];
-	uint32_t zero = 0;
 
 	self->skel = qos__open_and_load();
 	ASSERT_NE(NULL, self->skel) TH_LOG("loading the BPF object: %s", strerror(errno));
@@ -133,7 +131,7 @@ FIXTURE_SETUP(classify)
 				      sizeof(err))) TH_LOG("%s", err);
 	qos_profile_fill_cfg(&prof, &cfg);
 	ASSERT_EQ(MARK_MASK, cfg.mark_mask);
-	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->skel->maps.qos_cfg), &zero, &cfg, 0));
+	ASSERT_EQ(0, qos_test_cfg_put(self->skel, &cfg));
 }
 
 FIXTURE_TEARDOWN(classify)

@@ -31,7 +31,7 @@ static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
 {
 	struct qos_rule_val val = { .rank = RULE_ID, .id = RULE_ID, .class_id = UDP_CLASS };
 	struct qos_rule_set set = { .n = { 1, 1 } };
-	uint32_t zero = 0, t;
+	uint32_t t;
 
 	for (t = 0; t < QOS_TABLE_MAX; t++) {
 		struct qos_rule_key key = { .table = t, .proto = IPPROTO_UDP,
@@ -45,10 +45,9 @@ static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rules), &key, &val, 0))
 			return -errno;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rule_sets), &zero, &set, 0))
-		return -errno;
+	cfg->rs = set;
 	cfg->rules = QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.qos_cfg), &zero, cfg, 0) ? -errno : 0;
+	return qos_test_cfg_put(skel, cfg);
 }
 
 struct ext {
@@ -424,11 +423,9 @@ TEST_F(parse, no_walk_without_protocol_rules)
 				   .ext = { DST8, DST8, DST8, DST8, DST8, DST8, DST8, DST8, DST8 } };
 	static struct run_result r;
 	static struct pkt p;
-	uint32_t zero = 0;
 
 	self->cfg.rules = 0;
-	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->skel->maps.qos_cfg), &zero,
-					 &self->cfg, 0));
+	ASSERT_EQ(0, qos_test_cfg_put(self->skel, &self->cfg));
 	build(&p, &pc);
 	pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
 	ASSERT_EQ(0, r.err);

@@ -25,8 +25,7 @@
 
 #include "kselftest_harness.h"
 #include "pkt.h"
-#include "profile.h"
-#include "qos.skel.h"
+#include "qos_test.h"
 
 #define CLS_PIP		2
 #define CLS_BE		3
@@ -87,7 +86,6 @@ FIXTURE_SETUP(police)
 {
 	static struct qos_profile prof;
 	char err[512];
-	uint32_t zero = 0;
 
 	self->skel = qos__open_and_load();
 	ASSERT_NE(NULL, self->skel) TH_LOG("loading the BPF object: %s", strerror(errno));
@@ -98,8 +96,7 @@ FIXTURE_SETUP(police)
 	qos_profile_fill_cfg(&prof, &self->cfg);
 	memset(self->cfg.class_policer, 0, sizeof(self->cfg.class_policer));
 	self->cfg.class_policer[CLS_PIP] = CLS_PIP;
-	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->skel->maps.qos_cfg), &zero,
-					 &self->cfg, 0));
+	ASSERT_EQ(0, qos_test_cfg_put(self->skel, &self->cfg));
 }
 
 FIXTURE_TEARDOWN(police)

@@ -25,8 +25,7 @@
 
 #include "kselftest_harness.h"
 #include "pkt.h"
-#include "profile.h"
-#include "qos.skel.h"
+#include "qos_test.h"
 
 #define CLS_NC		1
 #define CLS_PIP		2
@@ -44,7 +43,6 @@ static struct qos *load(const char *profile)
 	static struct qos_profile prof;
 	struct qos_cfg cfg;
 	char err[512], path[512];
-	uint32_t zero = 0;
 	struct qos *skel;
 
 	skel = qos__open_and_load();
@@ -57,7 +55,7 @@ static struct qos *load(const char *profile)
 		return NULL;
 	}
 	qos_profile_fill_cfg(&prof, &cfg);
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_cfg), &zero, &cfg, 0)) {
+	if (qos_test_cfg_put(skel, &cfg)) {
 		qos__destroy(skel);
 		return NULL;
 	}

@@ -19,7 +19,7 @@
 #include "kselftest_harness.h"
 #include "pkt.h"
 #include "qos_test.h"
-#include "rules.h"
+#include "kernel/rulemap.h"
 
 enum shape { V4, V6, V6_VLAN, V4_QINQ, V6IN4 };
 
@@ -109,8 +109,6 @@ static void fixture_init(struct __test_metadata *_metadata, FIXTURE_DATA(rules) 
 	ASSERT_EQ(0, qos_test_profile(self->skel, "pip-20pct", &self->prof, &self->cfg));
 	self->m.rules = bpf_map__fd(self->skel->maps.qos_rules);
 	self->m.stats = bpf_map__fd(self->skel->maps.qos_rule_stats);
-	self->m.sets = bpf_map__fd(self->skel->maps.qos_rule_sets);
-	self->m.cfg = bpf_map__fd(self->skel->maps.qos_cfg);
 	self->m.capacity = bpf_map__max_entries(self->skel->maps.qos_rules);
 }
 
@@ -126,14 +124,27 @@ FIXTURE_TEARDOWN(rules)
 	qos__destroy(self->skel);
 }
 
+/* Install @next over the current rules as the installer does: stage the
+ * entries, swap in a configuration with the new shapes, retire the rest. */
+static int apply_set(FIXTURE_DATA(rules) *self, struct qos_rules *next, char *err, size_t len)
+{
+	int ret;
+
+	ret = qos_rules_stage(&self->m, &self->cur, next, &self->cfg.rs, &self->cfg.rules, err,
+			      len);
+	ret = ret ?: qos_test_cfg_put(self->skel, &self->cfg);
+	if (!ret)
+		qos_rules_retire(&self->m, &self->cur, next);
+	return ret;
+}
+
 /* Make @next the installed rule set; @next becomes the current one. */
 static int commit(FIXTURE_DATA(rules) *self, struct qos_rules *next)
 {
 	char err[512];
 	int ret;
 
-	ret = qos_rules_commit(&self->m, &self->cur, next, &self->cfg.rules, true, err,
-			       sizeof(err));
+	ret = apply_set(self, next, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "commit: %s\n", err);
 		return ret;
@@ -272,7 +283,7 @@ TEST_F(rules, table)
 
 	ASSERT_EQ(0, install(self, table_rules, ARRAY_SIZE(table_rules)));
 	ASSERT_EQ(ARRAY_SIZE(table_rules), self->cur.n);
-	EXPECT_EQ(QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4, self->cfg.rules & ~QOS_RULES_SET);
+	EXPECT_EQ(QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4, self->cfg.rules );
 
 	for (i = 0; i < ARRAY_SIZE(table_cases); i++) {
 		const struct rcase *rc = &table_cases[i];
@@ -393,15 +404,15 @@ TEST_F(rules, live_changes)
 	id0 = info.id;
 	EXPECT_EQ(CLS_BE, classify(self, &pk));
 	for (i = 0; i < 50; i++) {
-		uint32_t set = self->cfg.rules & QOS_RULES_SET;
+		uint32_t inner = qos_cfg_inner_id(bpf_map__fd(self->skel->maps.qos_cfg));
 
 		ASSERT_EQ(0, install(self, exact, 1));
-		EXPECT_NE(set, self->cfg.rules & QOS_RULES_SET);
+		EXPECT_NE(inner, qos_cfg_inner_id(bpf_map__fd(self->skel->maps.qos_cfg)));
 		EXPECT_EQ(CLS_PIP, classify(self, &pk));
 		ASSERT_EQ(0, install(self, pre, 1));
 		EXPECT_EQ(CLS_LBE, classify(self, &pk));
 		ASSERT_EQ(0, commit(self, &none));
-		EXPECT_EQ(0, self->cfg.rules & ~QOS_RULES_SET);
+		EXPECT_EQ(0, self->cfg.rules );
 		EXPECT_EQ(CLS_BE, classify(self, &pk));
 	}
 	/* The first call filled in counts the kernel would now write to. */
@@ -427,7 +438,7 @@ TEST_F(rules, delete_keeps_others)
 	EXPECT_EQ(CLS_BE, classify(self, &a));
 	EXPECT_EQ(CLS_LBE, classify(self, &b));
 	EXPECT_EQ(2, hits(self, "b"));
-	EXPECT_EQ(QOS_RULES_V4, self->cfg.rules & ~QOS_RULES_SET);
+	EXPECT_EQ(QOS_RULES_V4, self->cfg.rules );
 }
 
 /* Profile rules as a re-apply sees them: @words parsed, marked profile. */
@@ -494,7 +505,11 @@ TEST_F(rules, reapply_same_match)
 	EXPECT_EQ(2, hits(self, "b"));
 
 	/* Apply's rollback: a is back with its class. */
-	qos_rules_revert(&self->m, &old, &self->cur);
+	{
+		char err[512];
+
+		ASSERT_EQ(0, apply_set(self, &old, err, sizeof(err)));
+	}
 	EXPECT_EQ(CLS_PIP, classify(self, &pk));
 	EXPECT_EQ(1, hits(self, "a2"));	/* counted nothing more */
 	EXPECT_EQ(CLS_LBE, classify(self, &pk4));
@@ -521,8 +536,7 @@ TEST_F(rules, limits)
 		ASSERT_EQ(0, rule_parse(words, &self->prof, &r));
 		ASSERT_EQ(0, qos_rules_add(&next, &r));
 	}
-	EXPECT_EQ(-E2BIG, qos_rules_commit(&self->m, &self->cur, &next, &self->cfg.rules, true,
-					   err, sizeof(err)));
+	EXPECT_EQ(-E2BIG, apply_set(self, &next, err, sizeof(err)));
 	TH_LOG("%s", err);
 	qos_rules_free(&next);
 
@@ -557,8 +571,7 @@ TEST(table_full)
 		ASSERT_EQ(0, qos_rules_add(&next, &r));
 	}
 	/* Ids start at 1: 15 fit. */
-	EXPECT_EQ(-ENOSPC, qos_rules_commit(&self->m, &self->cur, &next, &self->cfg.rules, true,
-					    err, sizeof(err)));
+	EXPECT_EQ(-ENOSPC, apply_set(self, &next, err, sizeof(err)));
 	next.n = 15;
 	EXPECT_EQ(0, commit(self, &next));
 	qos_rules_free(&next);

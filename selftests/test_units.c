@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "kselftest_harness.h"
-#include "util.h"
+#include "lib/util.h"
 
 struct rate_case {
 	const char *in;

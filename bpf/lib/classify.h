@@ -14,8 +14,12 @@
 static __always_inline struct qos_cfg *qos_get_cfg(void)
 {
 	__u32 zero = 0;
+	void *inner;
 
-	return bpf_map_lookup_elem(&qos_cfg, &zero);
+	inner = bpf_map_lookup_elem(&qos_cfg, &zero);
+	if (!inner)
+		return NULL;
+	return bpf_map_lookup_elem(inner, &zero);
 }
 
 static __always_inline __u32 qos_classify_dscp(const struct qos_cfg *cfg,

@@ -11,11 +11,25 @@
 #include <bpf/bpf_helpers.h>
 #include "../qos_common.h"
 
-struct {
+/*
+ * The configuration lives in a one-entry array held in the one slot of
+ * qos_cfg; qosctl replaces the inner array whole (struct qos_cfg). An empty
+ * slot (programs loaded, not yet configured) leaves every packet alone.
+ */
+/* Sizes, not BTF types: the programs reach struct qos_cfg only through the
+ * inner lookup, so clang would describe it as a forward declaration. */
+struct qos_cfg_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct qos_cfg));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct qos_cfg);
+	__array(values, struct qos_cfg_inner);
 } qos_cfg SEC(".maps") __weak;
 
 struct {
@@ -31,14 +45,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct qos_ctr);
 } qos_unparsed SEC(".maps") __weak;
-
-/* Userspace bookkeeping only; see struct qos_meta. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct qos_meta);
-} qos_meta SEC(".maps") __weak;
 
 /*
  * Classification rules (bpf/lib/rules.h). qosctl sizes qos_rules and
@@ -60,14 +66,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct qos_ctr);
 } qos_rule_stats SEC(".maps") __weak;
-
-/* The live and the spare shape set; qos_cfg.rules says which is live. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct qos_rule_set);
-} qos_rule_sets SEC(".maps") __weak;
 
 /* Policers; see struct qos_policer. */
 struct {

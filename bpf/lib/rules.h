@@ -26,12 +26,11 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 {
 	void *data_end = qos_skb_data_end(skb);
 	void *data = qos_skb_data(skb);
-	__u32 set = cfg->rules & QOS_RULES_SET;
 	__u32 t = pkt->table & 1, off = pkt->l3_off;
 	struct qos_rule_val *best = NULL, *v;
 	__be32 src[4] = {}, dst[4] = {};
 	struct qos_rule_key key;
-	struct qos_rule_set *rs;
+	const struct qos_rule_set *rs = &cfg->rs;
 	__u32 i, j, n;
 
 	if (off > QOS_L3_OFF_MAX)
@@ -52,9 +51,6 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 		dst[0] = ip4->daddr;
 	}
 
-	rs = bpf_map_lookup_elem(&qos_rule_sets, &set);
-	if (!rs)
-		return NULL;
 	n = rs->n[t];
 	for (i = 0; i < QOS_RULE_SHAPES_MAX && i < n; i++) {
 		const struct qos_rule_shape *s = &rs->shape[t][i];

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * qosctl rule add|del|list dev IFACE ...: live rules, changed through the
+ * same transaction as an apply (txn/txn.c), so a rule reported as added is
+ * in force, and parallel rule commands and applies serialise on the
+ * device's lock.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "kernel/rulemap.h"
+#include "lib/util.h"
+#include "out/rules.h"
+#include "txn/txn.h"
+
+static int class_id(const struct qos_meta *meta, const char *name, uint32_t *id)
+{
+	uint32_t i;
+
+	for (i = 0; i < meta->nclasses && i < QOS_MAX_CLASSES; i++) {
+		if (!strcmp(meta->classes[i].name, name)) {
+			*id = meta->classes[i].id;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* "KEY VALUE ..." words into @r. */
+static int parse_words(int argc, char **argv, struct qos_rule *r, char *err, size_t errlen)
+{
+	char msg[256];
+	int i;
+
+	for (i = 0; i < argc; i += 2) {
+		if (i + 1 >= argc || !*argv[i + 1]) {
+			snprintf(err, errlen, "'%s' needs a value", argv[i]);
+			return -EINVAL;
+		}
+		if (qos_rule_set(r, argv[i], argv[i + 1], msg, sizeof(msg))) {
+			snprintf(err, errlen, "%s: %s", argv[i], msg);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The device, locked, and its rules. */
+static int open_rules(struct qos_dev *dev, const char *name, struct qos_rules *cur, bool lock,
+		      char *err, size_t errlen)
+{
+	struct qos_rule_maps m;
+	int ret;
+
+	ret = lock ? qos_txn_open(dev, name, 0, err, errlen) :
+		     qos_dev_open(dev, name, 0, err, errlen);
+	if (ret)
+		return ret;
+	if (!dev->applied || !dev->have_cfg) {
+		snprintf(err, errlen, "dev %s: no qosctl profile applied", name);
+		qos_dev_close(dev);
+		return -ENOENT;
+	}
+	m = qos_rule_maps_of(&dev->cur);
+	ret = qos_rules_read(&m, cur, !lock);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading the rules: %s", name, strerror(-ret));
+		qos_dev_close(dev);
+	}
+	return ret;
+}
+
+static int rule_add(const char *name, int argc, char **argv, char *err, size_t errlen)
+{
+	struct qos_rules cur = {};
+	struct qos_dev dev;
+	struct qos_rule r;
+	int ret;
+
+	qos_rule_init(&r);
+	ret = parse_words(argc, argv, &r, err, errlen);
+	ret = ret ?: qos_rule_check(&r, err, errlen);
+	ret = ret ?: open_rules(&dev, name, &cur, true, err, errlen);
+	if (ret)
+		return ret;
+	if (class_id(&dev.cfg.meta, r.class_name, &r.class_id)) {
+		snprintf(err, errlen, "class: profile %s on %s has no class '%s'",
+			 dev.cfg.meta.profile, name, r.class_name);
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = qos_rules_add(&cur, &r);
+	ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
+out:
+	qos_rules_free(&cur);
+	qos_dev_close(&dev);
+	return ret;
+}
+
+static bool rule_hit(const struct qos_rule *e, int argc, char **argv, uint32_t id,
+		     const struct qos_rule *r)
+{
+	if (id)
+		return e->id == id;
+	if (argc == 2 && !strcmp(argv[0], "name"))
+		return !strcmp(e->name, r->name);
+	return qos_rule_same_match(e, r);
+}
+
+static int rule_del(const char *name, int argc, char **argv, char *err, size_t errlen)
+{
+	struct qos_rules cur = {};
+	struct qos_dev dev;
+	struct qos_rule r;
+	uint32_t id = 0;
+	size_t i;
+	int ret;
+
+	qos_rule_init(&r);
+	if (argc == 2 && !strcmp(argv[0], "id")) {
+		if (qos_parse_u32(argv[1], &id) || !id) {
+			snprintf(err, errlen, "id: '%s' is not a rule id", argv[1]);
+			return -EINVAL;
+		}
+	} else if (argc == 2 && !strcmp(argv[0], "name")) {
+		snprintf(r.name, sizeof(r.name), "%s", argv[1]);
+	} else {
+		if (!argc) {
+			snprintf(err, errlen, "say which rule: id N, name NAME, or its match");
+			return -EINVAL;
+		}
+		ret = parse_words(argc, argv, &r, err, errlen);
+		if (ret)
+			return ret;
+	}
+	ret = open_rules(&dev, name, &cur, true, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < cur.n && !rule_hit(&cur.r[i], argc, argv, id, &r); i++)
+		;
+	if (i == cur.n) {
+		snprintf(err, errlen, "dev %s: no such rule", name);
+		ret = -ENOENT;
+		goto out;
+	}
+	memmove(&cur.r[i], &cur.r[i + 1], (cur.n - i - 1) * sizeof(cur.r[0]));
+	cur.n--;
+	ret = qos_txn_rules(&dev, &cur, err, errlen);
+out:
+	qos_rules_free(&cur);
+	qos_dev_close(&dev);
+	return ret;
+}
+
+static int rule_list(const char *name, char *err, size_t errlen)
+{
+	struct qos_rules cur = {};
+	struct qos_dev dev;
+	int ret;
+
+	ret = open_rules(&dev, name, &cur, false, err, errlen);
+	if (ret)
+		return ret;
+	qos_rules_print(stdout, &cur, &dev.cfg.meta, opt.json);
+	qos_rules_free(&cur);
+	qos_dev_close(&dev);
+	return 0;
+}
+
+/* rule add|del|list dev IFACE ...: "dev IFACE" comes first. */
+int do_rule(int argc, char **argv)
+{
+	const char *sub = argc ? argv[0] : "";
+	char err[512];
+	int ret;
+
+	if (strcmp(sub, "add") && strcmp(sub, "del") && strcmp(sub, "list")) {
+		qos_err("rule: expected add, del or list (try 'qosctl help')");
+		return -EINVAL;
+	}
+	if (argc < 3 || strcmp(argv[1], "dev") || !*argv[2]) {
+		qos_err("rule %s: missing 'dev IFACE'", sub);
+		return -EINVAL;
+	}
+	if (!strcmp(sub, "list")) {
+		if (argc > 3) {
+			qos_err("rule list: unexpected argument '%s'", argv[3]);
+			return -EINVAL;
+		}
+		ret = rule_list(argv[2], err, sizeof(err));
+	} else if (!strcmp(sub, "add")) {
+		ret = rule_add(argv[2], argc - 3, argv + 3, err, sizeof(err));
+	} else {
+		ret = rule_del(argv[2], argc - 3, argv + 3, err, sizeof(err));
+	}
+	if (ret)
+		qos_err("rule %s: %s", sub, err);
+	return ret;
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * qosctl show and stats: read one stats model, render it as a table, JSON,
+ * Prometheus text or a watch.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "kernel/stats.h"
+#include "lib/util.h"
+#include "out/prom.h"
+#include "out/report.h"
+#include "out/watch.h"
+#include "txn/txn.h"
+
+/*
+ * Read commands open the device without its lock, unless a change on it
+ * died or an unconfirmed apply is overdue with nobody left to roll it
+ * back: then they take the lock and finish that first, so no command ever
+ * reports a state that is about to be undone.
+ */
+static int open_read(const char *name, struct qos_dev *dev, char *err, size_t errlen)
+{
+	int ret = qos_dev_open(dev, name, 0, err, errlen);
+
+	if (ret || !qos_txn_overdue(dev))
+		return ret;
+	qos_dev_close(dev);
+	return qos_txn_open(dev, name, 0, err, errlen);
+}
+
+static int read_report(int argc, char **argv, const char *cmd, struct qos_report *r)
+{
+	struct qos_dev dev;
+	struct args a = {};
+	char err[512];
+	int ret;
+
+	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+		return -EINVAL;
+	ret = open_read(a.dev, &dev, err, sizeof(err));
+	ret = ret ?: qos_report_read(&dev, r, err, sizeof(err));
+	if (!ret)
+		r->confirm_left = qos_txn_pending(&dev);
+	qos_dev_close(&dev);
+	if (ret) {
+		qos_err("%s: %s", cmd, err);
+		return -1;
+	}
+	return 0;
+}
+
+int do_show(int argc, char **argv)
+{
+	static struct qos_report r;
+	int err = read_report(argc, argv, "show", &r);
+
+	if (!err)
+		qos_report_show(stdout, &r, opt.json);
+	return err;
+}
+
+static int stats_prometheus(const char *dev)
+{
+	static struct qos_report one;
+	const struct qos_report *rp[1] = { &one };
+	struct qos_report *all = NULL;
+	const struct qos_report **allp;
+	char err[512];
+	int i, n;
+
+	if (dev) {
+		if (qos_report_read_name(dev, &one, err, sizeof(err))) {
+			qos_err("stats: %s", err);
+			return -1;
+		}
+		qos_prom_write(stdout, rp, 1);
+		return 0;
+	}
+	n = qos_report_read_all(&all);
+	if (n < 0) {
+		qos_err("stats: reading qosctl state: %s", strerror(-n));
+		return n;
+	}
+	allp = calloc(n ?: 1, sizeof(*allp));
+	if (!allp) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		allp[i] = &all[i];
+	qos_prom_write(stdout, allp, n);
+	free(allp);
+	free(all);
+	return 0;
+}
+
+int do_stats(int argc, char **argv)
+{
+	static struct qos_report r;
+	struct args a = {};
+	char err[512];
+	int ret;
+
+	if (opt.prometheus) {
+		if (opt.json || opt.watch) {
+			qos_err("stats: --prometheus excludes -j and --watch");
+			return -EINVAL;
+		}
+		if (parse_kv(argc, argv, &a, ARG_DEV))
+			return -EINVAL;
+		return stats_prometheus(a.dev);
+	}
+	if (opt.watch) {
+		if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+			return -EINVAL;
+		ret = qos_stats_watch(a.dev, opt.watch, opt.count, opt.json, stdout, err,
+				      sizeof(err));
+		if (ret)
+			qos_err("stats: %s", err);
+		return ret;
+	}
+	ret = read_report(argc, argv, "stats", &r);
+	if (!ret)
+		qos_report_stats(stdout, &r, opt.json, opt.stats);
+	return ret;
+}
+

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Programs and maps of a device. The embedded skeleton is loaded for a
+ * fresh apply (or when qosctl itself or the rule capacity changed); every
+ * other command finds the programs at qosctl's tc slot and the maps through
+ * the programs' map ids, so the kernel is the only record of what runs and
+ * nothing depends on bpffs (see Documentation/design.rst, "Device state").
+ *
+ * Attachment is clsact through libbpf's bpf_tc_* API, which Debian 12's
+ * libbpf 1.1 has.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/pkt_cls.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <netlink/netlink.h>
+#include <netlink/route/classifier.h>
+
+#include "kernel/bpfobj.h"
+#include "kernel/qdisc.h"
+#include "lib/util.h"
+#include "qos.skel.h"
+
+static const char *const map_names[QOS_MAP_MAX] = {
+	[QOS_MAP_CFG] = "qos_cfg",
+	[QOS_MAP_STATS] = "qos_stats",
+	[QOS_MAP_UNPARSED] = "qos_unparsed",
+	[QOS_MAP_RULES] = "qos_rules",
+	[QOS_MAP_RULE_STATS] = "qos_rule_stats",
+	[QOS_MAP_POLICERS] = "qos_policers",
+	[QOS_MAP_POLICE_STATS] = "qos_police_stats",
+};
+
+static const char *const prog_names[QOS_DIR_MAX] = { "qos_ingress", "qos_egress" };
+
+void qos_progs_init(struct qos_progs *p)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < QOS_DIR_MAX; i++)
+		p->prog[i] = -1;
+	for (i = 0; i < QOS_MAP_MAX; i++)
+		p->map[i] = -1;
+}
+
+void qos_progs_close(struct qos_progs *p)
+{
+	int i;
+
+	for (i = 0; i < QOS_DIR_MAX; i++)
+		if (p->prog[i] >= 0)
+			close(p->prog[i]);
+	for (i = 0; i < QOS_MAP_MAX; i++)
+		if (p->map[i] >= 0)
+			close(p->map[i]);
+	qos_progs_init(p);
+}
+
+static int dup_fd(int fd)
+{
+	int n;
+
+	if (fd < 0)
+		return -1;
+	n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return n < 0 ? -errno : n;
+}
+
+int qos_progs_dup(const struct qos_progs *src, struct qos_progs *dst)
+{
+	int i, ret = 0;
+
+	qos_progs_init(dst);
+	memcpy(dst->prog_id, src->prog_id, sizeof(dst->prog_id));
+	dst->rule_entries = src->rule_entries;
+	for (i = 0; i < QOS_DIR_MAX && !ret; i++)
+		if ((dst->prog[i] = dup_fd(src->prog[i])) < -1)
+			ret = dst->prog[i];
+	for (i = 0; i < QOS_MAP_MAX && !ret; i++)
+		if ((dst->map[i] = dup_fd(src->map[i])) < -1)
+			ret = dst->map[i];
+	if (ret) {
+		for (i = 0; i < QOS_DIR_MAX; i++)
+			dst->prog[i] = dst->prog[i] < 0 ? -1 : dst->prog[i];
+		for (i = 0; i < QOS_MAP_MAX; i++)
+			dst->map[i] = dst->map[i] < 0 ? -1 : dst->map[i];
+		qos_progs_close(dst);
+	}
+	return ret;
+}
+
+int qos_check_env(char *err, size_t errlen)
+{
+	if (geteuid() != 0) {
+		snprintf(err, errlen, "must be run as root (CAP_NET_ADMIN and CAP_BPF)");
+		return -EPERM;
+	}
+	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SCHED_CLS, NULL) != 1) {
+		snprintf(err, errlen,
+			 "the kernel lacks BPF tc programs (CONFIG_BPF_SYSCALL, CONFIG_NET_CLS_BPF)");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+uint64_t qos_obj_hash(void)
+{
+	static uint64_t h;
+	const unsigned char *b;
+	size_t i, n;
+
+	if (h)
+		return h;
+	/* FNV-1a: a fingerprint, not a defence against anyone. */
+	b = qos__elf_bytes(&n);
+	h = 0xcbf29ce484222325ULL;
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct bpf_map *skel_map(struct qos *skel, int idx)
+{
+	struct bpf_map *maps[QOS_MAP_MAX] = {
+		skel->maps.qos_cfg, skel->maps.qos_stats, skel->maps.qos_unparsed,
+		skel->maps.qos_rules, skel->maps.qos_rule_stats, skel->maps.qos_policers,
+		skel->maps.qos_police_stats,
+	};
+
+	return maps[idx];
+}
+
+static int prog_id_of(int fd, uint32_t *id)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+int qos_progs_load(const struct qos_progs *share, uint32_t rule_entries, struct qos_progs *out)
+{
+	struct bpf_program *progs[QOS_DIR_MAX];
+	struct qos *skel;
+	int i, ret;
+
+	qos_progs_init(out);
+	skel = qos__open();
+	if (!skel)
+		return -errno;
+	ret = bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries);
+	ret = ret ?: bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries);
+	for (i = 0; i < QOS_MAP_MAX && !ret; i++)
+		if (share && (QOS_MAPS_SHARED & 1U << i) && share->map[i] >= 0)
+			ret = bpf_map__reuse_fd(skel_map(skel, i), share->map[i]);
+	ret = ret ?: qos__load(skel);
+	if (ret)
+		goto out;
+	progs[QOS_DIR_INGRESS] = skel->progs.qos_ingress;
+	progs[QOS_DIR_EGRESS] = skel->progs.qos_egress;
+	for (i = 0; i < QOS_DIR_MAX && !ret; i++) {
+		out->prog[i] = dup_fd(bpf_program__fd(progs[i]));
+		ret = out->prog[i] < 0 ? out->prog[i] : prog_id_of(out->prog[i], &out->prog_id[i]);
+	}
+	for (i = 0; i < QOS_MAP_MAX && !ret; i++) {
+		out->map[i] = dup_fd(bpf_map__fd(skel_map(skel, i)));
+		if (out->map[i] < 0)
+			ret = out->map[i];
+	}
+	out->rule_entries = rule_entries;
+out:
+	if (ret) {
+		for (i = 0; i < QOS_DIR_MAX; i++)
+			out->prog[i] = out->prog[i] < 0 ? -1 : out->prog[i];
+		for (i = 0; i < QOS_MAP_MAX; i++)
+			out->map[i] = out->map[i] < 0 ? -1 : out->map[i];
+		qos_progs_close(out);
+	}
+	qos__destroy(skel);
+	return ret;
+}
+
+static void tc_hook(struct bpf_tc_hook *hook, int ifindex, enum qos_dir dir)
+{
+	memset(hook, 0, sizeof(*hook));
+	hook->sz = sizeof(*hook);
+	hook->ifindex = ifindex;
+	hook->attach_point = dir == QOS_DIR_INGRESS ? BPF_TC_INGRESS : BPF_TC_EGRESS;
+}
+
+int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id)
+{
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE, .priority = QOS_TC_PRIO);
+	struct bpf_tc_hook hook;
+	int err;
+
+	tc_hook(&hook, ifindex, dir);
+	err = bpf_tc_query(&hook, &opts);
+	*prog_id = err ? 0 : opts.prog_id;
+	return err == -ENOENT || err == -EINVAL ? 0 : err;
+}
+
+/* The maps of program @fd, by name, into @out->map[] (fds); with @all,
+ * every one of them must be there. */
+static int prog_maps(int fd, struct qos_progs *out, bool all)
+{
+	uint32_t ids[64], n, i, len;
+	struct bpf_prog_info info = {};
+	int m, mfd, ret = 0;
+
+	len = sizeof(info);
+	info.nr_map_ids = 64;
+	info.map_ids = (uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	n = info.nr_map_ids < 64 ? info.nr_map_ids : 64;
+	for (i = 0; i < n && !ret; i++) {
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi);
+
+		mfd = bpf_map_get_fd_by_id(ids[i]);
+		if (mfd < 0)
+			return -errno;
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
+			ret = -errno;
+			close(mfd);
+			break;
+		}
+		for (m = 0; m < QOS_MAP_MAX; m++)
+			if (!strncmp(mi.name, map_names[m], BPF_OBJ_NAME_LEN - 1) &&
+			    out->map[m] < 0)
+				break;
+		if (m == QOS_MAP_MAX) {
+			close(mfd);
+			continue;
+		}
+		out->map[m] = mfd;
+		if (m == QOS_MAP_RULES)
+			out->rule_entries = mi.max_entries;
+	}
+	for (m = 0; m < QOS_MAP_MAX && !ret && all; m++)
+		if (out->map[m] < 0)
+			ret = -EPROTO;
+	return ret;
+}
+
+static int prog_name_is(int fd, const char *name, uint32_t *id)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return !strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1);
+}
+
+int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen)
+{
+	struct qos_progs other;
+	uint32_t id[QOS_DIR_MAX];
+	int d, ret;
+
+	qos_progs_init(out);
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		ret = qos_slot_query(ifindex, d, &id[d]);
+		if (ret)
+			return ret;
+	}
+	if (!id[QOS_DIR_INGRESS] && !id[QOS_DIR_EGRESS])
+		return -ENOENT;
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		if (!id[d]) {
+			snprintf(what, whatlen, "no program at qosctl's %s filter (pref %u handle 0x%x)",
+				 d ? "egress" : "ingress", QOS_TC_PRIO, QOS_TC_HANDLE);
+			goto proto;
+		}
+		out->prog[d] = bpf_prog_get_fd_by_id(id[d]);
+		if (out->prog[d] < 0) {
+			ret = -errno;
+			/* Detached and freed since the query. */
+			qos_progs_close(out);
+			return ret == -ENOENT ? -EAGAIN : ret;
+		}
+		ret = prog_name_is(out->prog[d], prog_names[d], &out->prog_id[d]);
+		if (ret < 0)
+			goto fail;
+		if (!ret) {
+			snprintf(what, whatlen, "program %u at qosctl's %s filter is not %s", id[d],
+				 d ? "egress" : "ingress", prog_names[d]);
+			goto proto;
+		}
+	}
+	ret = prog_maps(out->prog[QOS_DIR_INGRESS], out, true);
+	if (ret)
+		goto maps;
+	/* Both programs must share the maps: one device, one state. */
+	qos_progs_init(&other);
+	ret = prog_maps(out->prog[QOS_DIR_EGRESS], &other, false);
+	if (!ret) {
+		struct bpf_map_info a, b;
+		uint32_t la, lb;
+		int m;
+
+		for (m = 0; m < QOS_MAP_MAX && !ret; m++) {
+			if (other.map[m] < 0)
+				continue;
+			memset(&a, 0, sizeof(a));
+			memset(&b, 0, sizeof(b));
+			la = lb = sizeof(a);
+			if (bpf_obj_get_info_by_fd(out->map[m], &a, &la) ||
+			    bpf_obj_get_info_by_fd(other.map[m], &b, &lb) || a.id != b.id)
+				ret = -EPROTO;
+		}
+	}
+	qos_progs_close(&other);
+	if (ret)
+		goto maps;
+	return 0;
+maps:
+	snprintf(what, whatlen, "programs %u and %u at qosctl's filters do not share qosctl's maps",
+		 id[0], id[1]);
+proto:
+	ret = -EPROTO;
+fail:
+	qos_progs_close(out);
+	return ret;
+}
+
+int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_created)
+{
+	struct bpf_tc_hook hook;
+	int d, err;
+
+	/* One clsact serves both directions. */
+	tc_hook(&hook, ifindex, QOS_DIR_INGRESS);
+	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return err;
+	*clsact_created = !err;
+
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE,
+			    .priority = QOS_TC_PRIO, .flags = BPF_TC_F_REPLACE,
+			    .prog_fd = p->prog[d]);
+
+		tc_hook(&hook, ifindex, d);
+		err = bpf_tc_attach(&hook, &opts);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int qos_progs_detach(int ifindex, const uint32_t prog_id[QOS_DIR_MAX])
+{
+	struct bpf_tc_hook hook;
+	int d, err, ret = 0;
+
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE, .priority = QOS_TC_PRIO);
+		uint32_t id;
+
+		err = qos_slot_query(ifindex, d, &id);
+		if (err || !id)
+			continue;
+		if (prog_id && prog_id[d] != id) {
+			qos_dbg("%s filter runs program %u, not %u: left alone",
+				d ? "egress" : "ingress", id, prog_id[d]);
+			continue;
+		}
+		tc_hook(&hook, ifindex, d);
+		err = bpf_tc_detach(&hook, &opts);
+		if (err && err != -ENOENT && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+/* True if a clsact direction still holds filters. */
+static bool clsact_has_filters(struct nl_sock *sk, int ifindex, uint32_t parent)
+{
+	struct nl_cache *cache;
+	bool busy;
+
+	if (rtnl_cls_alloc_cache(sk, ifindex, parent, &cache))
+		return true;
+	busy = nl_cache_nitems(cache) > 0;
+	nl_cache_free(cache);
+	return busy;
+}
+
+int qos_clsact_destroy_if_empty(int ifindex)
+{
+	struct bpf_tc_hook hook;
+	struct nl_sock *sk;
+	int err = 0;
+
+	if (qos_nl_open(&sk))
+		return 0;
+	if (!clsact_has_filters(sk, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)) &&
+	    !clsact_has_filters(sk, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS))) {
+		tc_hook(&hook, ifindex, QOS_DIR_INGRESS);
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		err = bpf_tc_hook_destroy(&hook);
+		if (err == -ENOENT || err == -EINVAL)
+			err = 0;
+	}
+	qos_nl_close(sk);
+	return err;
+}
+
+uint32_t qos_cfg_inner_id(int outer)
+{
+	uint32_t zero = 0, id = 0;
+
+	if (bpf_map_lookup_elem(outer, &zero, &id))
+		return 0;
+	return id;
+}
+
+int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd)
+{
+	uint32_t zero = 0, id;
+	int fd, ret = 0;
+
+	id = qos_cfg_inner_id(outer);
+	if (!id)
+		return -ENOENT;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &zero, cfg))
+		ret = -errno;
+	if (ret || !inner_fd)
+		close(fd);
+	else
+		*inner_fd = fd;
+	return ret;
+}
+
+int qos_cfg_new(const struct qos_cfg *cfg)
+{
+	uint32_t zero = 0;
+	int fd, ret;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "qos_cfg_value", sizeof(zero), sizeof(*cfg), 1,
+			    NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	/* Nothing writes it after this. */
+	if (bpf_map_freeze(fd) && errno != EINVAL && errno != EOPNOTSUPP) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int qos_cfg_put(int outer, int inner_fd)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(outer, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
+}
+
+int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct qos_ctr *vals;
+	int i;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(fd, &key, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	for (i = 0; i < ncpu; i++) {
+		sum->packets += vals[i].packets;
+		sum->bytes += vals[i].bytes;
+	}
+	free(vals);
+	return 0;
+}

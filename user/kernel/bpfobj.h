@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The BPF side of a device: the two programs of the embedded object, the
+ * maps they share, and the one configuration value they read (struct
+ * qos_cfg in the qos_cfg array-of-maps). Nothing is pinned: whatever a
+ * device runs is found from its tc filters (Documentation/design.rst).
+ */
+#ifndef __QOS_KERNEL_BPFOBJ_H
+#define __QOS_KERNEL_BPFOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/qos_common.h"
+
+/* Where our filters sit in the clsact chains. The programs return
+ * TC_ACT_UNSPEC, so filters after ours still run. */
+#define QOS_TC_HANDLE		0x51
+#define QOS_TC_PRIO		0x51
+
+enum qos_map_idx {
+	QOS_MAP_CFG,
+	QOS_MAP_STATS,
+	QOS_MAP_UNPARSED,
+	QOS_MAP_RULES,
+	QOS_MAP_RULE_STATS,
+	QOS_MAP_POLICERS,
+	QOS_MAP_POLICE_STATS,
+	QOS_MAP_MAX,
+};
+
+/* Maps that a new pair of programs shares with the pair it replaces: the
+ * counters and the policers' buckets carry on. The rule table and the
+ * configuration are new with new programs, so that the old pair keeps a
+ * consistent view until the new one is attached. */
+#define QOS_MAPS_SHARED	(1U << QOS_MAP_STATS | 1U << QOS_MAP_UNPARSED | \
+			 1U << QOS_MAP_POLICERS | 1U << QOS_MAP_POLICE_STATS)
+
+/* A pair of programs and their maps, as file descriptors (-1: none). */
+struct qos_progs {
+	int prog[QOS_DIR_MAX];
+	uint32_t prog_id[QOS_DIR_MAX];
+	int map[QOS_MAP_MAX];
+	uint32_t rule_entries;		/* max_entries of the rule table */
+};
+
+void qos_progs_init(struct qos_progs *p);
+void qos_progs_close(struct qos_progs *p);
+/* Duplicate every fd of @src into @dst, so both can be closed. */
+int qos_progs_dup(const struct qos_progs *src, struct qos_progs *dst);
+
+/* Root, and a kernel with BPF tc programs: one clear error. */
+int qos_check_env(char *err, size_t errlen);
+
+/* Hash of the embedded object: equal hashes mean the same programs. */
+uint64_t qos_obj_hash(void);
+
+/*
+ * Load (verify) both programs of the embedded object with a rule table of
+ * @rule_entries. Maps in QOS_MAPS_SHARED are taken from @share when it is
+ * not NULL. With @verbose_log the verifier's log goes to libbpf's printer.
+ */
+int qos_progs_load(const struct qos_progs *share, uint32_t rule_entries, struct qos_progs *out);
+
+/*
+ * What runs at qosctl's slot of @ifindex's clsact: 0 with @out filled,
+ * -ENOENT if nothing does, -EPROTO if something that is not a pair of
+ * qosctl programs does (@what says what).
+ */
+int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen);
+
+/* Program id at qosctl's slot in @dir; 0 if none. */
+int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id);
+
+/*
+ * Attach (or atomically replace) both programs at qosctl's slot. The
+ * clsact qdisc is created if missing (*clsact_created then true).
+ */
+int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_created);
+
+/*
+ * Detach what sits at qosctl's slot in each direction if its id is
+ * @prog_id[dir] (any id when @prog_id is NULL).
+ */
+int qos_progs_detach(int ifindex, const uint32_t prog_id[QOS_DIR_MAX]);
+
+/* Remove the clsact qdisc if no filter is left on it. */
+int qos_clsact_destroy_if_empty(int ifindex);
+
+/*
+ * The configuration: read the value in the slot of @outer (-ENOENT if the
+ * slot is empty; *inner_fd, if not NULL, receives an fd of the inner map),
+ * make a new inner map holding @cfg, put an inner map in the slot. The
+ * kernel returns from the last only once no program can still be running
+ * with the inner map it replaced.
+ */
+int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd);
+int qos_cfg_new(const struct qos_cfg *cfg);
+int qos_cfg_put(int outer, int inner_fd);
+/* Id of the inner map in the slot of @outer, 0 if empty. */
+uint32_t qos_cfg_inner_id(int outer);
+
+/* Sum a per-CPU counter. */
+int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum);
+
+#endif /* __QOS_KERNEL_BPFOBJ_H */

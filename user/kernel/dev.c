@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Device handles. A device is its network namespace and ifindex: every
+ * container has an eth0, ifindexes repeat across namespaces and names
+ * change, so neither alone may key any state. What runs on the device is
+ * read from the kernel (kernel/bpfobj.c); what qosctl keeps on disk, a lock
+ * and a transaction record per device, lives in QOS_RUN_DIR, which is
+ * checked before it is trusted and used only through its directory fd.
+ *
+ * The lock is flock() on the device's lock file: released by the kernel
+ * when its holder dies, so a killed qosctl never leaves a device locked.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernel/dev.h"
+#include "lib/util.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE	71
+#endif
+
+int qos_netns_cookie(uint64_t *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	int fd, ret = 0;
+
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int qos_run_dir_open(char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		fd = open(QOS_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		if (mkdir(QOS_RUN_DIR, 0700) && errno != EEXIST) {
+			snprintf(err, errlen, "%s: cannot create: %s", QOS_RUN_DIR, strerror(errno));
+			return -errno;
+		}
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", QOS_RUN_DIR,
+			 e == ELOOP || e == ENOTDIR ? "is a symlink or not a directory: refused "
+						      "(remove it; qosctl recreates it)" :
+						      strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "%s: %s", QOS_RUN_DIR, strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, errlen,
+			 "%s: owned by uid %u with mode %04o: refused, it must be owned by uid %u "
+			 "and writable by no one else (remove it; qosctl recreates it 0700)",
+			 QOS_RUN_DIR, st.st_uid, st.st_mode & 07777, geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static void file_name(const struct qos_dev *dev, const char *suffix, char *buf, size_t len)
+{
+	snprintf(buf, len, "%016" PRIx64 "-%d.%s", dev->netns, dev->ifindex, suffix);
+}
+
+int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void *buf,
+		       size_t len)
+{
+	char name[64], tmp[80];
+	const char *p = buf;
+	int fd, ret = 0;
+
+	file_name(dev, suffix, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	unlinkat(dev->run_fd, tmp, 0);
+	fd = openat(dev->run_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (len && !ret) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			ret = n < 0 ? -errno : -EIO;
+		else {
+			p += n;
+			len -= n;
+		}
+	}
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && renameat(dev->run_fd, tmp, dev->run_fd, name))
+		ret = -errno;
+	if (ret)
+		unlinkat(dev->run_fd, tmp, 0);
+	return ret;
+}
+
+int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp, size_t *lenp)
+{
+	char name[64];
+	struct stat st;
+	size_t got = 0;
+	char *buf;
+	int fd, ret = 0;
+
+	file_name(dev, suffix, name, sizeof(name));
+	fd = openat(dev->run_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			break;
+		}
+		got += n;
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*bufp = buf;
+	*lenp = got;
+	return 0;
+}
+
+int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix)
+{
+	char name[64];
+
+	file_name(dev, suffix, name, sizeof(name));
+	if (unlinkat(dev->run_fd, name, 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Files of devices of this namespace that no longer exist: their programs
+ * went with them, and a new device may one day get the index.
+ */
+static void sweep(const struct qos_dev *dev)
+{
+	char prefix[24], ifname[IF_NAMESIZE];
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	fd = dup(dev->run_fd);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	snprintf(prefix, sizeof(prefix), "%016" PRIx64 "-", dev->netns);
+	while ((de = readdir(d))) {
+		int ifindex;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		ifindex = atoi(de->d_name + strlen(prefix));
+		if (ifindex > 0 && !if_indextoname(ifindex, ifname))
+			unlinkat(dev->run_fd, de->d_name, 0);
+	}
+	closedir(d);
+}
+
+static int lock_dev(struct qos_dev *dev, char *err, size_t errlen)
+{
+	char name[64];
+	int fd, ret;
+
+	file_name(dev, "lock", name, sizeof(name));
+	for (;;) {
+		struct stat held, now;
+
+		fd = openat(dev->run_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s/%s: %s", QOS_RUN_DIR, name, strerror(errno));
+			return ret;
+		}
+		while (flock(fd, LOCK_EX)) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "%s/%s: %s", QOS_RUN_DIR, name, strerror(errno));
+			close(fd);
+			return ret;
+		}
+		/* qos_dev_forget() unlinks the file under the lock: a waiter
+		 * that got the lock on the unlinked file starts again. */
+		if (!fstat(fd, &held) &&
+		    !fstatat(dev->run_fd, name, &now, AT_SYMLINK_NOFOLLOW) &&
+		    held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
+			dev->lock_fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+}
+
+int qos_dev_relock(struct qos_dev *dev, char *err, size_t errlen)
+{
+	return dev->lock_fd >= 0 ? 0 : lock_dev(dev, err, errlen);
+}
+
+void qos_dev_forget(struct qos_dev *dev)
+{
+	if (dev->lock_fd >= 0)
+		qos_dev_file_unlink(dev, "lock");
+}
+
+int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen)
+{
+	char what[160];
+	int ret, tries;
+
+	qos_progs_close(&dev->cur);
+	dev->applied = dev->have_cfg = false;
+	for (tries = 0; tries < 5; tries++) {
+		ret = qos_progs_find(dev->ifindex, &dev->cur, what, sizeof(what));
+		if (ret != -EAGAIN)
+			break;
+	}
+	if (ret == -ENOENT)
+		return 0;
+	if (ret == -EPROTO) {
+		snprintf(err, errlen,
+			 "dev %s: %s; 'qosctl remove --force dev %s' removes what qosctl owns",
+			 dev->name, what, dev->name);
+		return ret;
+	}
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading tc filters: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	dev->applied = true;
+	ret = qos_cfg_get(dev->cur.map[QOS_MAP_CFG], &dev->cfg, NULL);
+	if (ret == -ENOENT)
+		return 0;	/* loaded, never configured: an apply that died */
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading the configuration: %s", dev->name,
+			 strerror(-ret));
+		return ret;
+	}
+	dev->have_cfg = dev->cfg.meta.version == QOS_META_VERSION;
+	return 0;
+}
+
+int qos_dev_open(struct qos_dev *dev, const char *name, unsigned int flags, char *err,
+		 size_t errlen)
+{
+	int ret;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->run_fd = dev->lock_fd = -1;
+	qos_progs_init(&dev->cur);
+	ret = qos_check_env(err, errlen);
+	if (ret)
+		return ret;
+	if (strlen(name) >= IF_NAMESIZE || !(dev->ifindex = if_nametoindex(name))) {
+		snprintf(err, errlen, "dev %s: no such device", name);
+		return -ENODEV;
+	}
+	snprintf(dev->name, sizeof(dev->name), "%s", name);
+	ret = qos_netns_cookie(&dev->netns);
+	if (ret) {
+		snprintf(err, errlen, "network namespace cookie: %s", strerror(-ret));
+		return ret;
+	}
+	if (flags & QOS_DEV_LOCK) {
+		dev->run_fd = qos_run_dir_open(err, errlen);
+		if (dev->run_fd < 0) {
+			ret = dev->run_fd;
+			dev->run_fd = -1;
+			return ret;
+		}
+		ret = lock_dev(dev, err, errlen);
+		if (ret)
+			goto fail;
+		/* The name may have moved to another device while we waited. */
+		if (if_nametoindex(name) != (unsigned int)dev->ifindex) {
+			snprintf(err, errlen, "dev %s: changed while waiting for its lock", name);
+			ret = -ENODEV;
+			goto fail;
+		}
+		sweep(dev);
+	} else {
+		char ignored[256];
+
+		/* Read-only commands read a pending record if there is a
+		 * trustworthy one, and work without. */
+		dev->run_fd = qos_run_dir_open(ignored, sizeof(ignored));
+		if (dev->run_fd < 0)
+			dev->run_fd = -1;
+	}
+	ret = qos_dev_reload(dev, err, errlen);
+	if (ret && !(ret == -EPROTO && (flags & QOS_DEV_BROKEN)))
+		goto fail;
+	return 0;
+fail:
+	qos_dev_close(dev);
+	return ret;
+}
+
+void qos_dev_close(struct qos_dev *dev)
+{
+	qos_progs_close(&dev->cur);
+	if (dev->lock_fd >= 0)
+		close(dev->lock_fd);
+	if (dev->run_fd >= 0)
+		close(dev->run_fd);
+	dev->lock_fd = dev->run_fd = -1;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef __QOS_KERNEL_QDISC_H
+#define __QOS_KERNEL_QDISC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/qos_common.h"
+
+#define QOS_MTU_FRAME		1514
+#define QOS_PFIFO_DEFAULT	16	/* packets: a short queue for PIP */
+
+struct nl_sock;
+
+struct qos_root_info {
+	bool present;		/* false: no qdisc at all (should not happen) */
+	bool is_default;	/* kernel-created default root (handle 0:) */
+	uint32_t handle;
+	char kind[16];
+	bool clsact;		/* a clsact qdisc exists */
+	bool ingress;		/* the legacy ingress qdisc holds clsact's place */
+};
+
+struct qos_class_stats {
+	uint64_t bytes;
+	uint64_t packets;
+	uint64_t drops;
+	uint64_t overlimits;
+	uint64_t backlog_bytes;
+	uint64_t backlog_packets;
+};
+
+int qos_nl_open(struct nl_sock **sk);
+void qos_nl_close(struct nl_sock *sk);
+
+/*
+ * Does the running kernel offer qdisc @kind? Probed by creating one on the
+ * loopback device of a throw-away network namespace, so nothing the host
+ * sees changes. Cached per process.
+ */
+bool qos_qdisc_available(const char *kind);
+
+int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri);
+
+/*
+ * Make the qdisc tree on @ifindex hold every class of @meta with its rates
+ * and leaf. With @fresh a new root is grafted; otherwise the existing tree
+ * is changed in place (class change, leaf replace), so packets queued in
+ * classes that stay are kept.
+ */
+int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, bool fresh);
+
+/* Delete the classes of @old that @meta no longer has. Called once nothing
+ * steers packets into them any more. */
+int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		   const struct qos_meta *old);
+
+/* Delete the root qdisc if its handle is @handle: the kernel puts its
+ * default qdisc back. */
+int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle);
+
+int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
+		    struct qos_class_stats *st);
+
+/*
+ * The parameters qos_tree_sync() derives, for the dry-run to print exactly
+ * what would be installed.
+ */
+uint32_t qos_htb_quantum(uint64_t rate_bps);
+uint32_t qos_tree_burst(uint64_t bps, uint32_t burst);	/* @burst 0: from @bps */
+uint32_t qos_leaf_handle(const struct qos_meta_class *mc);
+uint32_t qos_tbf_handle(const struct qos_meta_class *mc);
+uint32_t qos_tbf_limit(const struct qos_meta_class *mc);
+bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *mc);
+unsigned int qos_prio_bands(const struct qos_meta *meta);
+uint32_t qos_clamp_u32(uint64_t v, uint32_t lo, uint32_t hi);
+
+#endif /* __QOS_KERNEL_QDISC_H */

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Rules in the kernel: read the installed rules back from the hash table
+ * (the only record of them, so nothing on disk can disagree), and change
+ * them without a moment where a packet sees neither the old nor the new
+ * set: new entries are written first (stage), the configuration holding the
+ * new shapes is swapped in by the caller, then entries of rules gone are
+ * deleted (retire).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel/rulemap.h"
+#include "lib/util.h"
+
+#define BATCH		4096
+
+/* Fold one map entry into the rule it belongs to: a rule of no family has
+ * one entry per table, and its second entry makes it AF_UNSPEC again. */
+static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule_key *k,
+		      const struct qos_rule_val *v)
+{
+	struct qos_rule r, *e;
+	int ret;
+
+	if (by_id[v->id] >= 0) {
+		e = &l->r[by_id[v->id]];
+		e->family = AF_UNSPEC;
+		return 0;
+	}
+	qos_rule_init(&r);
+	r.id = v->id;
+	memcpy(r.name, v->name, sizeof(r.name) - 1);
+	r.family = k->table == QOS_TABLE_IPV4 ? AF_INET : AF_INET6;
+	memcpy(r.src, k->src, sizeof(r.src));
+	memcpy(r.dst, k->dst, sizeof(r.dst));
+	r.src_len = k->src_len;
+	r.dst_len = k->dst_len;
+	r.has_src = k->src_len > 0;
+	r.has_dst = k->dst_len > 0;
+	r.fl_mask = k->mask & QOS_FLOWLABEL_MASK;
+	r.flowlabel = k->flowlabel;
+	r.proto = k->mask & QOS_RULE_M_PROTO ? k->proto : -1;
+	r.prio = v->rank >> QOS_RANK_PRIO_SHIFT;
+	r.class_id = v->class_id;
+	r.dscp = v->flags & QOS_RULE_F_SET_DSCP ? v->dscp : -1;
+	r.profile = v->flags & QOS_RULE_F_PROFILE;
+	ret = qos_rules_add(l, &r);
+	if (!ret)
+		by_id[v->id] = l->n - 1;
+	return ret;
+}
+
+int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct qos_rule_key *keys;
+	struct qos_rule_val *vals;
+	struct qos_rule_key in, out;
+	bool first = true;
+	int32_t *by_id;
+	size_t i;
+	int ret = 0;
+
+	memset(l, 0, sizeof(*l));
+	keys = calloc(BATCH, sizeof(*keys));
+	vals = calloc(BATCH, sizeof(*vals));
+	by_id = malloc(m->capacity * sizeof(*by_id));
+	if (!keys || !vals || !by_id) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(by_id, 0xff, m->capacity * sizeof(*by_id));
+	for (;;) {
+		uint32_t count = BATCH;
+		int err;
+
+		err = bpf_map_lookup_batch(m->rules, first ? NULL : &in, &out, keys, vals, &count,
+					   &opts);
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			goto out;
+		}
+		for (i = 0; i < count && !ret; i++)
+			if (vals[i].id < m->capacity)
+				ret = fold_entry(l, by_id, &keys[i], &vals[i]);
+		if (ret || err)
+			break;
+		in = out;
+		first = false;
+	}
+	for (i = 0; hits && !ret && i < l->n; i++)
+		ret = qos_ctr_read(m->stats, l->r[i].id, &l->r[i].hits);
+out:
+	free(keys);
+	free(vals);
+	free(by_id);
+	if (ret)
+		qos_rules_free(l);
+	return ret;
+}
+
+static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
+{
+	struct qos_rule_key k;
+	struct qos_rule_val v;
+	unsigned int t;
+
+	qos_rule_val(r, &v);
+	for (t = 0; t < QOS_TABLE_MAX; t++) {
+		if (!(qos_rule_tables(r) & 1U << t))
+			continue;
+		qos_rule_key(r, t, &k);
+		if (bpf_map_update_elem(m->rules, &k, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Delete the entries of @r that still carry its id: a rule of the next list
+ * with the same match (a renamed or re-classed rule) has already written
+ * the same keys with its own id, and must keep them.
+ */
+static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
+{
+	struct qos_rule_key k;
+	struct qos_rule_val v;
+	unsigned int t;
+
+	for (t = 0; t < QOS_TABLE_MAX; t++) {
+		if (!(qos_rule_tables(r) & 1U << t))
+			continue;
+		qos_rule_key(r, t, &k);
+		if (!bpf_map_lookup_elem(m->rules, &k, &v) && v.id == r->id)
+			bpf_map_delete_elem(m->rules, &k);
+	}
+}
+
+static int zero_stats(const struct qos_rule_maps *m, uint32_t id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct qos_ctr *z;
+	int ret = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	z = calloc(ncpu, sizeof(*z));
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->stats, &id, z, BPF_ANY))
+		ret = -errno;
+	free(z);
+	return ret;
+}
+
+/* Ids present in @l, as a byte per id. */
+static uint8_t *id_set(const struct qos_rules *l, uint32_t capacity)
+{
+	uint8_t *s = calloc(capacity ? capacity : 1, 1);
+	size_t i;
+
+	for (i = 0; s && i < l->n; i++)
+		if (l->r[i].id && l->r[i].id < capacity)
+			s[l->r[i].id] = 1;
+	return s;
+}
+
+/* New rules take the lowest ids free in both lists, so an id is not reused
+ * while its previous rule is still installed. */
+static int assign_ids(const struct qos_rule_maps *m, struct qos_rules *next, uint8_t *in_cur,
+		      uint8_t *in_next, uint8_t *fresh, char *err, size_t errlen)
+{
+	uint32_t id = 1;
+	size_t i;
+
+	for (i = 0; i < next->n; i++) {
+		if (next->r[i].id)
+			continue;
+		while (id < m->capacity && (in_cur[id] || in_next[id]))
+			id++;
+		if (id >= m->capacity) {
+			snprintf(err, errlen, "the rule table is full (%u rules)", m->capacity - 1);
+			return -ENOSPC;
+		}
+		next->r[i].id = id;
+		in_next[id] = fresh[id] = 1;
+	}
+	return 0;
+}
+
+int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		    struct qos_rules *next, struct qos_rule_set *set, uint32_t *flags, char *err,
+		    size_t errlen)
+{
+	uint8_t *in_cur = id_set(cur, m->capacity), *in_next = id_set(next, m->capacity);
+	uint8_t *fresh = calloc(m->capacity ? m->capacity : 1, 1);
+	size_t i, added = 0;
+	int ret;
+
+	if (!in_cur || !in_next || !fresh) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = assign_ids(m, next, in_cur, in_next, fresh, err, errlen);
+	ret = ret ?: qos_rules_validate(next, m->capacity, NULL, err, errlen);
+	ret = ret ?: qos_rules_shapes(next, set, NULL, err, errlen);
+	if (ret)
+		goto out;
+	*flags = qos_rules_flags(set);
+	for (i = 0; i < next->n; i++, added = i) {
+		const struct qos_rule *r = &next->r[i];
+
+		if (in_cur[r->id])
+			continue;
+		/* A rule that keeps an id it had (a rollback) keeps its hits. */
+		ret = fresh[r->id] ? zero_stats(m, r->id) : 0;
+		ret = ret ?: write_rule(m, r);
+		if (ret) {
+			snprintf(err, errlen, "writing rule %u: %s", r->id, strerror(-ret));
+			break;
+		}
+	}
+	if (ret) {
+		struct qos_rules part = { .r = next->r, .n = added };
+
+		qos_rules_unstage(m, cur, &part);
+	}
+out:
+	free(in_cur);
+	free(in_next);
+	free(fresh);
+	return ret;
+}
+
+void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		      const struct qos_rules *next)
+{
+	uint8_t *in_next = id_set(next, m->capacity);
+	size_t i;
+
+	for (i = 0; in_next && i < cur->n; i++)
+		if (!in_next[cur->r[i].id])
+			delete_rule(m, &cur->r[i]);
+	free(in_next);
+}
+
+void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		       const struct qos_rules *next)
+{
+	uint8_t *in_cur = id_set(cur, m->capacity), *in_next = id_set(next, m->capacity);
+	size_t i;
+
+	if (in_cur && in_next) {
+		for (i = 0; i < next->n; i++)
+			if (!in_cur[next->r[i].id])
+				delete_rule(m, &next->r[i]);
+		/* Entries of @cur that a staged rule with the same match
+		 * overwrote. */
+		for (i = 0; i < cur->n; i++)
+			if (!in_next[cur->r[i].id])
+				write_rule(m, &cur->r[i]);
+	}
+	free(in_cur);
+	free(in_next);
+}

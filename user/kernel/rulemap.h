@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Rules in the kernel's maps. See kernel/rulemap.c.
+ */
+#ifndef __QOS_KERNEL_RULEMAP_H
+#define __QOS_KERNEL_RULEMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/bpfobj.h"
+#include "model/rule.h"
+
+struct qos_rule_maps {
+	int rules;
+	int stats;
+	uint32_t capacity;	/* max_entries of the rule table */
+};
+
+static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
+{
+	struct qos_rule_maps m = {
+		.rules = p->map[QOS_MAP_RULES],
+		.stats = p->map[QOS_MAP_RULE_STATS],
+		.capacity = p->rule_entries,
+	};
+
+	return m;
+}
+
+/* Every installed rule; with @hits, their hit counters summed over CPUs. */
+int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits);
+
+/*
+ * Give the rules of @next without an id the lowest free one, check @next,
+ * write the entries of rules new in @next (counters of new ids zeroed) and
+ * compute its shapes into @set and the qos_cfg.rules bits into *flags. The
+ * data path sees nothing new until a configuration with @set is in place.
+ */
+int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		    struct qos_rules *next, struct qos_rule_set *set, uint32_t *flags, char *err,
+		    size_t errlen);
+/* Once the configuration with @next's shapes is in place: delete the
+ * entries of rules of @cur that @next does not have. */
+void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		      const struct qos_rules *next);
+/* Undo a stage of @next over @cur. */
+void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		       const struct qos_rules *next);
+
+#endif /* __QOS_KERNEL_RULEMAP_H */

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The stats model: everything `show`, `stats`, the Prometheus text and the
+ * exporter render, read from what runs on a device (its maps, found
+ * through its programs) and from the kernel's qdisc class statistics.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/qdisc.h"
+#include "kernel/stats.h"
+
+const char *const qos_family_names[QOS_FAM_MAX] = { "ipv4", "ipv6", "ipv6in4" };
+const char *const qos_dir_names[QOS_DIR_MAX] = { "ingress", "egress" };
+const char *const qos_verdict_names[QOS_V_MAX] = { "pass", "drop", "remark", "demote" };
+const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncated",
+						      "bad_header", "bad_length", "bad_ext_header",
+						      "ext_chain_too_long" };
+
+int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, size_t errlen)
+{
+	const struct qos_progs *m = &dev->cur;
+	struct nl_sock *sk = NULL;
+	unsigned int i, d, f, v, t, c;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->confirm_left = -1;
+	snprintf(r->dev, sizeof(r->dev), "%s", dev->name);
+	if (!dev->applied) {
+		snprintf(err, errlen, "dev %s: no qosctl profile applied", dev->name);
+		return -ENOENT;
+	}
+	if (!dev->have_cfg) {
+		snprintf(err, errlen, "dev %s: qosctl programs without a configuration (an apply "
+			 "was killed: any qosctl command that changes the device rolls it back)",
+			 dev->name);
+		return -EINVAL;
+	}
+	r->cfg = dev->cfg;
+	r->meta = dev->cfg.meta;
+	memcpy(r->prog_id, m->prog_id, sizeof(r->prog_id));
+	if (qos_nl_open(&sk))
+		sk = NULL;
+
+	for (i = 0; i < r->meta.nclasses && i < QOS_MAX_CLASSES; i++) {
+		struct qos_report_class *rc = &r->cls[i];
+		uint32_t id = r->meta.classes[i].id;
+
+		rc->mc = r->meta.classes[i];
+		for (d = 0; d < QOS_DIR_MAX; d++)
+			for (f = 0; f < QOS_FAM_MAX; f++)
+				for (v = 0; v < QOS_V_MAX; v++) {
+					ret = qos_ctr_read(m->map[QOS_MAP_STATS], qos_stats_key(d, id, f, v),
+							   &rc->ctr[d][f][v]);
+					if (ret)
+						goto out;
+				}
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			for (c = 0; c < QOS_DSCP_MAX; c++)
+				if (r->cfg.dscp_class[t][c] == id)
+					rc->dscp[t] |= 1ULL << c;
+		if (sk)
+			rc->have_q = !qos_class_stats(sk, dev->ifindex, rc->mc.classid, &rc->q);
+		if (r->cfg.class_policer[id]) {
+			ret = qos_police_read(m, r->cfg.class_policer[id], &rc->police);
+			if (ret)
+				goto out;
+		}
+	}
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++) {
+			ret = qos_ctr_read(m->map[QOS_MAP_UNPARSED], qos_unparsed_key(d, v), &r->unparsed[d][v]);
+			if (ret)
+				goto out;
+		}
+out:
+	if (ret)
+		snprintf(err, errlen, "dev %s: reading counters: %s", dev->name, strerror(-ret));
+	qos_nl_close(sk);
+	return ret;
+}
+
+int qos_report_read_all(struct qos_report **out)
+{
+	struct if_nameindex *ifs, *i;
+	struct qos_report *r = NULL, *tmp;
+	struct qos_dev dev;
+	char err[512];
+	int n = 0;
+
+	*out = NULL;
+	/* Every interface of this network namespace that runs qosctl. */
+	ifs = if_nameindex();
+	if (!ifs)
+		return -errno;
+	for (i = ifs; i->if_index; i++) {
+		if (qos_dev_open(&dev, i->if_name, 0, err, sizeof(err)))
+			continue;
+		if (dev.applied && dev.have_cfg) {
+			tmp = realloc(r, (n + 1) * sizeof(*r));
+			if (!tmp) {
+				qos_dev_close(&dev);
+				free(r);
+				if_freenameindex(ifs);
+				return -ENOMEM;
+			}
+			r = tmp;
+			if (!qos_report_read(&dev, &r[n], err, sizeof(err)))
+				n++;
+		}
+		qos_dev_close(&dev);
+	}
+	if_freenameindex(ifs);
+	*out = r;
+	return n;
+}
+
+int qos_report_read_name(const char *name, struct qos_report *r, char *err, size_t errlen)
+{
+	struct qos_dev dev;
+	int ret;
+
+	ret = qos_dev_open(&dev, name, 0, err, errlen);
+	if (ret)
+		return ret;
+	ret = qos_report_read(&dev, r, err, errlen);
+	qos_dev_close(&dev);
+	return ret;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The stats model of a device, read once and rendered by out/.
+ */
+#ifndef __QOS_KERNEL_STATS_H
+#define __QOS_KERNEL_STATS_H
+
+#include <net/if.h>
+#include <stdbool.h>
+
+#include "../bpf/qos_common.h"
+#include "kernel/dev.h"
+#include "kernel/policer.h"
+#include "kernel/qdisc.h"
+
+struct qos_report_class {
+	struct qos_meta_class mc;
+	struct qos_ctr ctr[QOS_DIR_MAX][QOS_FAM_MAX][QOS_V_MAX];
+	struct qos_class_stats q;
+	bool have_q;
+	uint64_t dscp[QOS_TABLE_MAX];	/* code points that map to this class */
+	struct qos_police_report police;
+};
+
+struct qos_report {
+	char dev[IF_NAMESIZE];
+	uint32_t prog_id[QOS_DIR_MAX];
+	long confirm_left;		/* seconds to a pending rollback, -1: none */
+	struct qos_meta meta;
+	struct qos_cfg cfg;
+	struct qos_report_class cls[QOS_MAX_CLASSES];
+	struct qos_ctr unparsed[QOS_DIR_MAX][QOS_UNP_MAX];
+};
+
+/* Everything about @dev: its configuration, counters, qdisc class stats. */
+int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, size_t errlen);
+/* The same for the device named @name, opened without its lock. */
+int qos_report_read_name(const char *name, struct qos_report *r, char *err, size_t errlen);
+/* Every device of this network namespace that runs qosctl: their number,
+ * or a negative errno; *out is malloc()ed. */
+int qos_report_read_all(struct qos_report **out);
+
+extern const char *const qos_family_names[QOS_FAM_MAX];
+extern const char *const qos_dir_names[QOS_DIR_MAX];
+extern const char *const qos_verdict_names[QOS_V_MAX];
+extern const char *const qos_unparsed_names[QOS_UNP_MAX];
+
+#endif /* __QOS_KERNEL_STATS_H */

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/util.h"
+
+bool qos_verbose;
+
+void qos_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("qosctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void qos_dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!qos_verbose)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void qos_fault_point(const char *step)
+{
+	const char *f = getenv("QOSCTL_FAULT");
+
+	if (f && !strcmp(f, step))
+		raise(SIGKILL);
+	f = getenv("QOSCTL_PAUSE");
+	if (f && !strcmp(f, step))
+		raise(SIGSTOP);
+}
+
+bool qos_fail_point(const char *step)
+{
+	static bool failed;
+	const char *f = getenv("QOSCTL_FAIL");
+
+	/* Once: the rollback that follows goes through the same steps. */
+	if (failed || !f || strcmp(f, step))
+		return false;
+	failed = true;
+	return true;
+}
+
+struct unit {
+	const char *name;
+	double mult;
+};
+
+/* Longest suffixes first so "kbit" is not read as "k" + "bit". */
+static const struct unit rate_units[] = {
+	{ "tbit", 1e12 }, { "gbit", 1e9 }, { "mbit", 1e6 }, { "kbit", 1e3 }, { "bit", 1 },
+	{ "tbps", 8e12 }, { "gbps", 8e9 }, { "mbps", 8e6 }, { "kbps", 8e3 }, { "bps", 8 },
+	{ "tibit", 1099511627776.0 }, { "gibit", 1073741824.0 },
+	{ "mibit", 1048576.0 }, { "kibit", 1024.0 },
+	{ "", 1 },
+};
+
+static const struct unit size_units[] = {
+	{ "gbit", 1073741824.0 / 8 }, { "mbit", 1048576.0 / 8 }, { "kbit", 1024.0 / 8 },
+	{ "gb", 1073741824.0 }, { "mb", 1048576.0 }, { "kb", 1024.0 },
+	{ "g", 1073741824.0 }, { "m", 1048576.0 }, { "k", 1024.0 },
+	{ "b", 1 }, { "", 1 },
+};
+
+static const struct unit time_units[] = {
+	{ "ns", 1 }, { "usec", 1e3 }, { "us", 1e3 }, { "msec", 1e6 }, { "ms", 1e6 },
+	{ "sec", 1e9 }, { "s", 1e9 },
+};
+
+static int parse_number_unit(const char *s, const struct unit *units, size_t n,
+			     double *out)
+{
+	char *end;
+	double v;
+	size_t i;
+
+	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!strcasecmp(end, units[i].name)) {
+			*out = v * units[i].mult;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int qos_parse_rate(const char *s, uint64_t link_bps, uint64_t *bps)
+{
+	size_t len = s ? strlen(s) : 0;
+	double v;
+	int err;
+
+	if (len > 1 && s[len - 1] == '%') {
+		char num[32];
+		char *end;
+
+		if (!link_bps || len >= sizeof(num))
+			return -EINVAL;
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		errno = 0;
+		v = strtod(num, &end);
+		if (errno || end == num || *end || !isfinite(v) || v <= 0 || v > 100)
+			return -ERANGE;
+		*bps = (uint64_t)llround((double)link_bps * v / 100.0);
+		return 0;
+	}
+	err = parse_number_unit(s, rate_units, ARRAY_SIZE(rate_units), &v);
+	if (err)
+		return err;
+	if (v < 1 || v > 1e13)
+		return -ERANGE;
+	*bps = (uint64_t)llround(v);
+	return 0;
+}
+
+int qos_parse_size(const char *s, uint64_t *bytes)
+{
+	double v;
+	int err;
+
+	err = parse_number_unit(s, size_units, ARRAY_SIZE(size_units), &v);
+	if (err)
+		return err;
+	if (v < 1 || v > (double)UINT32_MAX)
+		return -ERANGE;
+	*bytes = (uint64_t)llround(v);
+	return 0;
+}
+
+int qos_parse_time(const char *s, uint64_t *ns)
+{
+	double v;
+	int err;
+
+	err = parse_number_unit(s, time_units, ARRAY_SIZE(time_units), &v);
+	if (err)
+		return err;
+	if (v < 1 || v > 3600e9)
+		return -ERANGE;
+	*ns = (uint64_t)llround(v);
+	return 0;
+}
+
+int qos_parse_u32(const char *s, uint32_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	if (x > UINT32_MAX)
+		return -ERANGE;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* RFC 2474 class selectors, RFC 2597 AF, RFC 3246 EF, RFC 5865 VA, RFC 8622 LE. */
+int qos_parse_dscp(const char *s, uint8_t *dscp)
+{
+	uint32_t v;
+
+	if (!strcasecmp(s, "be") || !strcasecmp(s, "df")) {
+		*dscp = 0;
+		return 0;
+	}
+	if (!strcasecmp(s, "ef")) {
+		*dscp = 46;
+		return 0;
+	}
+	if (!strcasecmp(s, "va")) {
+		*dscp = 44;
+		return 0;
+	}
+	if (!strcasecmp(s, "le")) {
+		*dscp = 1;
+		return 0;
+	}
+	if (!strncasecmp(s, "cs", 2) && s[2] >= '0' && s[2] <= '7' && !s[3]) {
+		*dscp = (s[2] - '0') * 8;
+		return 0;
+	}
+	if (!strncasecmp(s, "af", 2) && s[2] >= '1' && s[2] <= '4' &&
+	    s[3] >= '1' && s[3] <= '3' && !s[4]) {
+		*dscp = (s[2] - '0') * 8 + (s[3] - '0') * 2;
+		return 0;
+	}
+	if (qos_parse_u32(s, &v))
+		return -EINVAL;
+	if (v > 63)
+		return -ERANGE;
+	*dscp = v;
+	return 0;
+}
+
+const char *qos_fmt_rate(uint64_t bps, char *buf, size_t len)
+{
+	if (bps >= 1000000000ULL && bps % 1000000000ULL == 0)
+		snprintf(buf, len, "%llugbit", (unsigned long long)(bps / 1000000000ULL));
+	else if (bps >= 1000000ULL && bps % 1000000ULL == 0)
+		snprintf(buf, len, "%llumbit", (unsigned long long)(bps / 1000000ULL));
+	else if (bps >= 1000ULL && bps % 1000ULL == 0)
+		snprintf(buf, len, "%llukbit", (unsigned long long)(bps / 1000ULL));
+	else
+		snprintf(buf, len, "%llubit", (unsigned long long)bps);
+	return buf;
+}
+
+const char *qos_leaf_name(enum qos_leaf leaf)
+{
+	switch (leaf) {
+	case QOS_LEAF_PFIFO:
+		return "pfifo";
+	case QOS_LEAF_BFIFO:
+		return "bfifo";
+	case QOS_LEAF_FQ_CODEL:
+		return "fq_codel";
+	default:
+		return "auto";
+	}
+}
+
+const char *qos_sched_name(enum qos_sched sched)
+{
+	switch (sched) {
+	case QOS_SCHED_PRIO:
+		return "prio";
+	case QOS_SCHED_TBF:
+		return "tbf";
+	case QOS_SCHED_NONE:
+		return "none";
+	default:
+		return "htb";
+	}
+}

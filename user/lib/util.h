@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef __QOS_UTIL_H
+#define __QOS_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/qos_common.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Set by -v; libbpf and libnl chatter is shown only then. */
+extern bool qos_verbose;
+
+void qos_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void qos_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Units follow tc(8): "100mbit", "1gbit", "10kbit", "1.5gbit", "800bit";
+ * "Xbps" is bytes per second. A rate may also be "N%" of @link (when
+ * @link is 0 a percentage is an error). Results in bit/s.
+ */
+int qos_parse_rate(const char *s, uint64_t link_bps, uint64_t *bps);
+
+/* Sizes: "1514", "64kb" / "64k" (KiB), "2mb", "1500b", or "2mbit" (bits). */
+int qos_parse_size(const char *s, uint64_t *bytes);
+
+/* Times: "10ms", "500us", "1s", "250ns". Result in nanoseconds. */
+int qos_parse_time(const char *s, uint64_t *ns);
+
+/* Unsigned integer, decimal or 0x hex, whole string. */
+int qos_parse_u32(const char *s, uint32_t *v);
+
+/* DSCP by number (0-63) or name: be, df, ef, va, le, csN, afXY. */
+int qos_parse_dscp(const char *s, uint8_t *dscp);
+
+/*
+ * Test hook: if QOSCTL_FAULT names @step, die by SIGKILL there, as an OOM
+ * kill or a crash would, so tests can prove recovery from every step.
+ */
+void qos_fault_point(const char *step);
+/* QOSCTL_PAUSE=@step stops the process there (SIGSTOP), for a test to act
+ * in the middle; QOSCTL_FAIL=@step makes qos_fail_point(@step) true, for a
+ * test to see the rollback of a failure at that step. */
+bool qos_fail_point(const char *step);
+
+/* "100mbit" style rendering for tables and dry-runs. */
+const char *qos_fmt_rate(uint64_t bps, char *buf, size_t len);
+
+/* The qdisc class a mark class is queued in: major:(0x10 + id), so that
+ * tc shows class id N as M:1N for N < 16. */
+static inline uint32_t qos_classid(uint32_t major, uint32_t id)
+{
+	return (major << 16) | (0x10 + id);
+}
+
+/* Names of the qdiscs behind enum qos_leaf and enum qos_sched. */
+const char *qos_leaf_name(enum qos_leaf leaf);
+const char *qos_sched_name(enum qos_sched sched);
+
+#endif /* __QOS_UTIL_H */

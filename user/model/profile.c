@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Profile parser: INI files read with libinih. See Documentation/profiles.rst
+ * for the format.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "model/profile.h"
+#include "lib/util.h"
+
+#ifndef QOS_PROFILE_DIRS
+#define QOS_PROFILE_DIRS "/etc/qosctl/profiles"
+#endif
+
+#define QOS_DEFAULT_MARK_MASK	0x000f0000U
+#define QOS_DEFAULT_HANDLE	1
+#define QOS_DEFAULT_LEAF_DELAY	(20ULL * 1000 * 1000)	/* 20 ms */
+#define QOS_HTB_PRIO_MAX	7
+
+struct parse_ctx {
+	struct qos_profile *p;
+	FILE *f;
+	int line;		/* line being handled, counted by our reader */
+	int section_line;	/* line of the last [section] header */
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int fail(struct parse_ctx *c, const char *key, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	if (c->failed)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->errlen, "%s:%d: %s: %s", c->p->path, c->line, key, msg);
+	c->failed = true;
+	return 0;
+}
+
+/* Reader handed to ini_parse_stream(): fgets() that counts lines, so the
+ * handler knows the line of the key it is given. */
+static char *read_line(char *buf, int size, void *stream)
+{
+	struct parse_ctx *c = stream;
+	char *s = fgets(buf, size, c->f);
+
+	if (!s)
+		return NULL;
+	c->line++;
+	/* libinih reports no section header to the handler; errors about a
+	 * whole section (a missing key) point at its header. */
+	if (s[strspn(s, " \t")] == '[')
+		c->section_line = c->line;
+	return s;
+}
+
+static int parse_bw(struct parse_ctx *c, const char *key, const char *v, struct qos_bw *bw)
+{
+	size_t len = strlen(v);
+
+	memset(bw, 0, sizeof(*bw));
+	bw->set = true;
+	bw->line = c->line;
+	if (len && v[len - 1] == '%') {
+		uint64_t permille;
+
+		/* Parse against a 100000 reference to validate the number only. */
+		if (qos_parse_rate(v, 100000, &permille))
+			return fail(c, key, "'%s' is not a share between 0%% and 100%%", v);
+		bw->pct = true;
+		bw->share = strtod(v, NULL);
+		return 1;
+	}
+	if (qos_parse_rate(v, 0, &bw->bps))
+		return fail(c, key, "'%s' is not a rate (e.g. 20%%, 10mbit, 1gbit)", v);
+	return 1;
+}
+
+static int parse_dscp_list(struct parse_ctx *c, const char *key, const char *v,
+			   uint64_t *set)
+{
+	char buf[INI_MAX_LINE];
+	char *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	*set = 0;
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		char *dash = strchr(tok, '-');
+		uint8_t lo, hi;
+
+		if (dash) {
+			*dash = '\0';
+			if (qos_parse_dscp(tok, &lo) || qos_parse_dscp(dash + 1, &hi) || lo > hi)
+				return fail(c, key, "'%s-%s' is not a DSCP range within 0-63",
+					    tok, dash + 1);
+		} else if (qos_parse_dscp(tok, &lo)) {
+			return fail(c, key, "'%s' is not a DSCP (0-63, ef, csN, afXY, le, va)",
+				    tok);
+		} else {
+			hi = lo;
+		}
+		for (; lo <= hi; lo++)
+			*set |= 1ULL << lo;
+	}
+	if (!*set)
+		return fail(c, key, "empty DSCP list");
+	return 1;
+}
+
+static int parse_leaf(const char *v, enum qos_leaf *leaf)
+{
+	static const struct {
+		const char *name;
+		enum qos_leaf leaf;
+	} leaves[] = {
+		{ "auto", QOS_LEAF_AUTO },
+		{ "pfifo", QOS_LEAF_PFIFO },
+		{ "bfifo", QOS_LEAF_BFIFO },
+		{ "fq_codel", QOS_LEAF_FQ_CODEL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(leaves); i++) {
+		if (!strcmp(v, leaves[i].name)) {
+			*leaf = leaves[i].leaf;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int handle_profile_key(struct parse_ctx *c, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+	uint32_t u;
+
+	if (!strcmp(key, "description")) {
+		snprintf(p->description, sizeof(p->description), "%s", v);
+	} else if (!strcmp(key, "scheduler")) {
+		if (qos_sched_parse(v, &p->sched))
+			return fail(c, key, "'%s' is not supported (htb, prio, tbf, none)", v);
+		p->sched_line = c->line;
+	} else if (!strcmp(key, "default")) {
+		snprintf(p->default_class, sizeof(p->default_class), "%s", v);
+		p->default_line = c->line;
+	} else if (!strcmp(key, "mark-mask")) {
+		if (qos_parse_u32(v, &u) || !u)
+			return fail(c, key, "'%s' is not a non-zero 32-bit mask", v);
+		/* Contiguous, and wide enough for every class number. */
+		if ((u >> __builtin_ctz(u)) & ((u >> __builtin_ctz(u)) + 1))
+			return fail(c, key, "0x%08x is not a contiguous run of bits", u);
+		if ((u >> __builtin_ctz(u)) < QOS_MAX_CLASSES - 1)
+			return fail(c, key, "0x%08x is narrower than 4 bits", u);
+		p->mark_mask = u;
+	} else if (!strcmp(key, "handle")) {
+		if (qos_parse_u32(v, &u) || !u || u >= 0xffff)
+			return fail(c, key, "'%s' is not a qdisc major number (1-0xfffe)", v);
+		/* Leaf qdiscs take 0x11-0x1f (0x10 + class id). */
+		if (u > 0x10 && u < 0x10 + QOS_MAX_CLASSES)
+			return fail(c, key, "0x%x is taken by the leaf qdiscs (0x11-0x%x)", u,
+				    0x10 + QOS_MAX_CLASSES - 1);
+		p->handle_major = u;
+	} else if (!strcmp(key, "rules")) {
+		if (qos_parse_u32(v, &u) || u < 16 || u > QOS_RULES_MAX)
+			return fail(c, key, "'%s' is not a rule table size (16-%u)", v, QOS_RULES_MAX);
+		p->rule_entries = u;
+	} else if (!strcmp(key, "leaf-delay")) {
+		if (qos_parse_time(v, &p->leaf_delay_ns))
+			return fail(c, key, "'%s' is not a time (e.g. 20ms)", v);
+	} else if (!strcmp(key, "nd-class")) {
+		snprintf(p->nd_class, sizeof(p->nd_class), "%s", v);
+		p->nd_line = c->line;
+	} else if (!strcmp(key, "non-ip-class")) {
+		snprintf(p->nonip_class, sizeof(p->nonip_class), "%s", v);
+		p->nonip_line = c->line;
+	} else if (!strcmp(key, "priority-max")) {
+		return parse_bw(c, key, v, &p->priority_max);
+	} else {
+		return fail(c, key, "unknown key in [profile]");
+	}
+	return 1;
+}
+
+static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
+			    const char *key, const char *v)
+{
+	uint64_t set;
+	uint32_t u;
+
+	if (!strcmp(key, "id")) {
+		if (qos_parse_u32(v, &u) || u < 1 || u >= QOS_MAX_CLASSES)
+			return fail(c, key, "'%s' is not a class number (1-%d)", v,
+				    QOS_MAX_CLASSES - 1);
+		cl->id = u;
+		cl->id_line = c->line;
+	} else if (!strcmp(key, "priority")) {
+		if (qos_parse_u32(v, &u) || u > QOS_HTB_PRIO_MAX)
+			return fail(c, key, "'%s' is not a priority (0-%d, 0 first)", v,
+				    QOS_HTB_PRIO_MAX);
+		cl->prio = u;
+		cl->prio_line = c->line;
+	} else if (!strcmp(key, "rate")) {
+		return parse_bw(c, key, v, &cl->rate);
+	} else if (!strcmp(key, "ceil")) {
+		return parse_bw(c, key, v, &cl->ceil);
+	} else if (!strcmp(key, "dscp") || !strcmp(key, "dscp4") || !strcmp(key, "dscp6")) {
+		if (!parse_dscp_list(c, key, v, &set))
+			return 0;
+		/* "dscp" is the one template for both families; dscp4 and
+		 * dscp6 add family-specific code points. */
+		if (strcmp(key, "dscp6")) {
+			cl->dscp[QOS_TABLE_IPV4] |= set;
+			cl->dscp_line[QOS_TABLE_IPV4] = c->line;
+		}
+		if (strcmp(key, "dscp4")) {
+			cl->dscp[QOS_TABLE_IPV6] |= set;
+			cl->dscp_line[QOS_TABLE_IPV6] = c->line;
+		}
+	} else if (!strcmp(key, "leaf")) {
+		if (parse_leaf(v, &cl->leaf))
+			return fail(c, key, "'%s' is not a leaf qdisc (auto, pfifo, bfifo, fq_codel)", v);
+	} else if (!strcmp(key, "limit")) {
+		if (qos_parse_u32(v, &u) || !u)
+			return fail(c, key, "'%s' is not a queue limit (packets or bytes)", v);
+		cl->limit = u;
+		cl->limit_line = c->line;
+	} else if (!strcmp(key, "burst")) {
+		if (qos_parse_size(v, &cl->burst))
+			return fail(c, key, "'%s' is not a size (e.g. 1514, 64kb)", v);
+		cl->burst_line = c->line;
+	} else if (!strncmp(key, "police-", 7)) {
+		char msg[160];
+
+		if (qos_police_parse_key(&cl->police, key, v, c->line, msg, sizeof(msg)))
+			return fail(c, key, "%s", msg);
+	} else if (!strcmp(key, "egress-remark") || !strcmp(key, "egress-remark4") ||
+		   !strcmp(key, "egress-remark6")) {
+		uint8_t d;
+
+		if (qos_parse_dscp(v, &d))
+			return fail(c, key, "'%s' is not a DSCP (0-63, ef, csN, afXY, le, va)", v);
+		if (strcmp(key, "egress-remark6"))
+			cl->remark[QOS_TABLE_IPV4] = QOS_REMARK_F | d;
+		if (strcmp(key, "egress-remark4"))
+			cl->remark[QOS_TABLE_IPV6] = QOS_REMARK_F | d;
+		cl->remark_line = c->line;
+	} else if (!strcmp(key, "bounded") || !strcmp(key, "isolated")) {
+		bool yes = !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1");
+
+		if (!yes && strcmp(v, "no") && strcmp(v, "false") && strcmp(v, "0"))
+			return fail(c, key, "'%s' is not yes or no", v);
+		if (!strcmp(key, "bounded"))
+			cl->bounded = yes;
+		else
+			cl->isolated = yes;
+		cl->cbq_line = c->line;
+	} else if (!strcmp(key, "maxburst")) {
+		if (qos_parse_u32(v, &u) || !u || u > 10000)
+			return fail(c, key, "'%s' is not a packet count (1-10000)", v);
+		cl->maxburst = u;
+		cl->cbq_line = c->line;
+	} else {
+		return fail(c, key, "unknown key in [class %s]", cl->name);
+	}
+	return 1;
+}
+
+static struct qos_class_spec *class_by_name(struct qos_profile *p, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nclasses; i++)
+		if (!strcmp(p->classes[i].name, name))
+			return &p->classes[i];
+	return NULL;
+}
+
+/* Keys of a [rule NAME] section; a section's keys arrive together, so the
+ * rule being filled is the last one. */
+static int handle_rule_key(struct parse_ctx *c, const char *name, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+	struct qos_rule *r, nr;
+	char msg[256];
+
+	if (!*name || strlen(name) >= QOS_RULE_NAME_LEN || strpbrk(name, " \t\"{}"))
+		return fail(c, key, "rule name '%s' must be 1-%d characters without spaces", name,
+			    QOS_RULE_NAME_LEN - 1);
+	if (!p->rules.n || strcmp(p->rules.r[p->rules.n - 1].name, name)) {
+		qos_rule_init(&nr);
+		snprintf(nr.name, sizeof(nr.name), "%s", name);
+		nr.line = c->line;
+		nr.profile = true;
+		if (qos_rules_add(&p->rules, &nr))
+			return fail(c, key, "out of memory");
+	}
+	r = &p->rules.r[p->rules.n - 1];
+	if (!strcmp(key, "name"))
+		return fail(c, key, "unknown key in [rule %s] (the section names the rule)", name);
+	if (qos_rule_set(r, key, v, msg, sizeof(msg)))
+		return fail(c, key, "%s", msg);
+	return 1;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *v)
+{
+	struct parse_ctx *c = user;
+	struct qos_profile *p = c->p;
+	struct qos_class_spec *cl;
+	const char *name;
+
+	if (c->failed)
+		return 0;
+	if (!strcmp(section, "profile"))
+		return handle_profile_key(c, key, v);
+	if (!strncmp(section, "rule ", 5))
+		return handle_rule_key(c, section + 5, key, v);
+	if (strncmp(section, "class ", 6))
+		return fail(c, key,
+			    "unknown section [%s] (expected [profile], [class NAME] or [rule NAME])",
+			    section);
+
+	name = section + 6;
+	if (!*name || strlen(name) >= QOS_CLASS_NAME_LEN || strpbrk(name, " \t\"{}"))
+		return fail(c, key, "class name '%s' must be 1-%d characters without spaces",
+			    name, QOS_CLASS_NAME_LEN - 1);
+	cl = class_by_name(p, name);
+	if (!cl) {
+		if (p->nclasses == ARRAY_SIZE(p->classes))
+			return fail(c, key, "more than %zu classes", ARRAY_SIZE(p->classes));
+		cl = &p->classes[p->nclasses++];
+		snprintf(cl->name, sizeof(cl->name), "%s", name);
+		cl->line = c->section_line;
+		cl->prio = 1;
+	}
+	return handle_class_key(c, cl, key, v);
+}
+
+int qos_profile_find(const char *name, char *path, size_t len)
+{
+	const char *env = getenv("QOSCTL_PROFILE_DIR");
+	const char *dirs[] = { env, "/etc/qosctl/profiles", QOS_PROFILE_DIRS };
+	size_t i;
+
+	if (!*name || strlen(name) >= len)
+		return -EINVAL;
+	if (strchr(name, '/')) {
+		snprintf(path, len, "%s", name);
+		return access(path, R_OK) ? -errno : 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char *d, *save = NULL, buf[PATH_MAX];
+
+		if (!dirs[i])
+			continue;
+		snprintf(buf, sizeof(buf), "%s", dirs[i]);
+		for (d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			if ((size_t)snprintf(path, len, "%s/%s", d, name) >= len)
+				continue;
+			if (!access(path, R_OK))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
+		     const char *key, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, len, "%s:%d: %s: %s", p->path, line, key, msg);
+	return -EINVAL;
+}
+
+static int rule_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct qos_rule *)a)->name, ((const struct qos_rule *)b)->name);
+}
+
+/* Classes exist, names are unique, the set fits the table and the data path. */
+static int check_rules(struct qos_profile *p, char *err, size_t len)
+{
+	struct qos_rules sorted = {};
+	char msg[400];
+	size_t i, bad = 0;
+	int ret;
+
+	for (i = 0; i < p->rules.n; i++) {
+		struct qos_rule *r = &p->rules.r[i];
+		const struct qos_class_spec *cl;
+
+		if (qos_rule_check(r, msg, sizeof(msg)))
+			return qos_profile_errf(err, len, p, r->line, "class", "[rule %s]: %s", r->name, msg);
+		cl = qos_profile_class(p, r->class_name);
+		if (!cl)
+			return qos_profile_errf(err, len, p, r->line, "class", "[rule %s]: no class named '%s'",
+				    r->name, r->class_name);
+		r->class_id = cl->id;
+	}
+	ret = qos_rules_validate(&p->rules, p->rule_entries, &bad, msg, sizeof(msg));
+	if (ret)
+		return qos_profile_errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
+			    msg);
+	if (!p->rules.n)
+		return 0;
+	sorted.r = malloc(p->rules.n * sizeof(*sorted.r));
+	if (!sorted.r)
+		return -ENOMEM;
+	memcpy(sorted.r, p->rules.r, p->rules.n * sizeof(*sorted.r));
+	qsort(sorted.r, p->rules.n, sizeof(*sorted.r), rule_name_cmp);
+	for (i = 1; i < p->rules.n; i++) {
+		if (strcmp(sorted.r[i - 1].name, sorted.r[i].name))
+			continue;
+		ret = qos_profile_errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
+			   sorted.r[i].name);
+		break;
+	}
+	free(sorted.r);
+	return ret;
+}
+
+static int check_profile(struct qos_profile *p, char *err, size_t len)
+{
+	uint64_t seen[QOS_TABLE_MAX] = {};
+	unsigned int i, j;
+	int t, ret;
+
+	if (!p->nclasses)
+		return qos_profile_errf(err, len, p, 1, "class", "the profile defines no [class NAME]");
+	if (!p->default_class[0])
+		return qos_profile_errf(err, len, p, 1, "default",
+			    "[profile] must name the default class (default = NAME)");
+	if (!qos_profile_class(p, p->default_class))
+		return qos_profile_errf(err, len, p, p->default_line, "default",
+			    "no class named '%s'", p->default_class);
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+
+		if (!cl->id)
+			return qos_profile_errf(err, len, p, cl->line, "id",
+				    "[class %s] has no id (the class number in the mark)",
+				    cl->name);
+		if (!cl->rate.set && p->sched != QOS_SCHED_NONE)
+			return qos_profile_errf(err, len, p, cl->line, "rate", "[class %s] has no rate",
+				    cl->name);
+		for (j = 0; j < i; j++)
+			if (p->classes[j].id == cl->id)
+				return qos_profile_errf(err, len, p, cl->id_line, "id",
+					    "class %s has the same id as class %s", cl->name,
+					    p->classes[j].name);
+		if (cl->rate.set && cl->ceil.set && cl->rate.pct == cl->ceil.pct &&
+		    (cl->rate.pct ? cl->rate.share > cl->ceil.share : cl->rate.bps > cl->ceil.bps))
+			return qos_profile_errf(err, len, p, cl->ceil.line, "ceil",
+				    "[class %s] ceil is below its rate", cl->name);
+		for (t = 0; t < QOS_TABLE_MAX; t++) {
+			uint64_t dup = seen[t] & cl->dscp[t];
+
+			if (dup)
+				return qos_profile_errf(err, len, p, cl->dscp_line[t], t ? "dscp6" : "dscp4",
+					    "DSCP %d of class %s is already in another class",
+					    __builtin_ctzll(dup), cl->name);
+			seen[t] |= cl->dscp[t];
+		}
+	}
+	ret = check_rules(p, err, len);
+	return ret ?: qos_police_check(p, err, len);
+}
+
+int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen)
+{
+	struct parse_ctx c = { .p = p, .err = err, .errlen = errlen };
+	const char *base;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->mark_mask = QOS_DEFAULT_MARK_MASK;
+	p->handle_major = QOS_DEFAULT_HANDLE;
+	p->leaf_delay_ns = QOS_DEFAULT_LEAF_DELAY;
+	p->sched = QOS_SCHED_HTB;
+	p->rule_entries = QOS_RULES_DEFAULT;
+
+	ret = qos_profile_find(name, p->path, sizeof(p->path));
+	if (ret) {
+		snprintf(err, errlen, "profile '%s': %s", name,
+			 ret == -ENOENT ? "no such profile (see 'qosctl list')" : strerror(-ret));
+		return ret;
+	}
+	base = base_name(p->path);
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base, "."), base);
+
+	c.f = fopen(p->path, "r");
+	if (!c.f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", p->path, strerror(errno));
+		return ret;
+	}
+	ret = ini_parse_stream(read_line, &c, handler, &c);
+	fclose(c.f);
+	if (c.failed)
+		return -EINVAL;
+	if (ret) {
+		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
+			 p->path, ret);
+		return -EINVAL;
+	}
+	return check_profile(p, err, errlen) ?: qos_profile_check_ext(p, err, errlen);
+}
+
+void qos_profile_free(struct qos_profile *p)
+{
+	qos_rules_free(&p->rules);
+}
+
+const struct qos_class_spec *qos_profile_class(const struct qos_profile *p, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nclasses; i++)
+		if (!strcmp(p->classes[i].name, name))
+			return &p->classes[i];
+	return NULL;
+}
+
+static uint64_t bw_resolve(const struct qos_bw *bw, uint64_t link)
+{
+	if (bw->pct)
+		return (uint64_t)((double)link * bw->share / 100.0 + 0.5);
+	return bw->bps;
+}
+
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+			struct qos_class_plan *plan, char *err, size_t errlen)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+	char a[32], b[32];
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+		struct qos_class_plan *pl = &plan[i];
+
+		memset(pl, 0, sizeof(*pl));
+		pl->spec = cl;
+		if (cl->police.set &&
+		    qos_police_resolve(p, cl, link_bps, &pl->police, err, errlen))
+			return -EINVAL;
+		/* Without a qdisc tree, rates have nothing to shape. */
+		if (p->sched == QOS_SCHED_NONE)
+			continue;
+		pl->rate_bps = bw_resolve(&cl->rate, link_bps);
+		pl->ceil_bps = cl->ceil.set ? bw_resolve(&cl->ceil, link_bps) : link_bps;
+		if (!pl->rate_bps)
+			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",
+				    "[class %s] rate rounds to 0 at link rate %s", cl->name,
+				    qos_fmt_rate(link_bps, a, sizeof(a)));
+		if (pl->rate_bps > link_bps)
+			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",
+				    "[class %s] rate %s exceeds the link rate %s", cl->name,
+				    qos_fmt_rate(pl->rate_bps, a, sizeof(a)),
+				    qos_fmt_rate(link_bps, b, sizeof(b)));
+		if (pl->ceil_bps > link_bps)
+			return qos_profile_errf(err, errlen, p, cl->ceil.line, "ceil",
+				    "[class %s] ceil %s exceeds the link rate %s", cl->name,
+				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
+				    qos_fmt_rate(link_bps, b, sizeof(b)));
+		if (pl->ceil_bps < pl->rate_bps)
+			return qos_profile_errf(err, errlen, p, cl->ceil.set ? cl->ceil.line : cl->rate.line,
+				    "ceil", "[class %s] ceil %s is below its rate %s", cl->name,
+				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
+				    qos_fmt_rate(pl->rate_bps, b, sizeof(b)));
+		sum += pl->rate_bps;
+		if (sum > link_bps + p->nclasses)	/* allow per-class rounding */
+			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",
+				    "guaranteed rates add up to %s, more than the link rate %s",
+				    qos_fmt_rate(sum, a, sizeof(a)),
+				    qos_fmt_rate(link_bps, b, sizeof(b)));
+	}
+	return qos_profile_check_shares(p, plan, link_bps, err, errlen);
+}
+
+void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
+{
+	const struct qos_class_spec *def = qos_profile_class(p, p->default_class);
+	unsigned int i, t, d;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mark_mask = p->mark_mask;
+	cfg->mark_shift = __builtin_ctz(p->mark_mask);
+	cfg->default_class = def->id;
+	for (t = 0; t < QOS_TABLE_MAX; t++)
+		for (d = 0; d < QOS_DSCP_MAX; d++)
+			cfg->dscp_class[t][d] = def->id;
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+
+		if (p->sched != QOS_SCHED_NONE)
+			cfg->classid[cl->id] = qos_profile_classid(p, cl);
+		if (cl->police.set)
+			cfg->class_policer[cl->id] = cl->id;
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			cfg->egress_remark[t][cl->id] = cl->remark[t];
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			for (d = 0; d < QOS_DSCP_MAX; d++)
+				if (cl->dscp[t] & (1ULL << d))
+					cfg->dscp_class[t][d] = cl->id;
+	}
+	if (p->nd_class[0])
+		cfg->nd_class = qos_profile_class(p, p->nd_class)->id;
+	if (p->nonip_class[0])
+		cfg->nonip_class = qos_profile_class(p, p->nonip_class)->id;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef __QOS_PROFILE_H
+#define __QOS_PROFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/qos_common.h"
+#include "model/rule.h"
+#include "model/policer.h"
+
+/* A rate as written: a share of the link or an absolute rate. */
+struct qos_bw {
+	bool set;
+	bool pct;
+	double share;		/* percent, when pct */
+	uint64_t bps;		/* bit/s, when !pct */
+	int line;
+};
+
+struct qos_class_spec {
+	char name[QOS_CLASS_NAME_LEN];
+	int line;		/* of the [class NAME] header */
+	uint32_t id;
+	int id_line;
+	uint32_t prio;
+	struct qos_bw rate;
+	struct qos_bw ceil;
+	uint64_t dscp[QOS_TABLE_MAX];	/* bit n set: DSCP n maps here */
+	int dscp_line[QOS_TABLE_MAX];
+	enum qos_leaf leaf;
+	uint32_t limit;		/* leaf queue limit: packets (pfifo) or bytes (bfifo) */
+	uint64_t burst;		/* bytes; 0 = derived from the rate */
+	struct qos_police_spec police;
+	int prio_line;
+	int burst_line;
+	uint8_t remark[QOS_TABLE_MAX];	/* egress rewrite: QOS_REMARK_F | DSCP */
+	int remark_line;
+	/* CBQ's vocabulary, mapped onto HTB (Documentation/profiles.rst). */
+	bool bounded;		/* ceil = rate */
+	bool isolated;
+	uint32_t maxburst;	/* packets: burst = maxburst full frames */
+	int cbq_line;
+	int limit_line;
+};
+
+struct qos_profile {
+	char name[QOS_PROFILE_NAME_LEN];
+	char path[PATH_MAX];
+	char description[256];
+	enum qos_sched sched;
+	uint32_t mark_mask;
+	uint32_t handle_major;
+	uint64_t leaf_delay_ns;	/* bfifo sizing target when fq_codel is absent */
+	char default_class[QOS_CLASS_NAME_LEN];
+	int default_line;
+	unsigned int nclasses;
+	struct qos_class_spec classes[QOS_MAX_CLASSES - 1];
+	uint32_t rule_entries;	/* rule table size */
+	struct qos_rules rules;	/* [rule NAME] sections */
+	int sched_line;
+	char nd_class[QOS_CLASS_NAME_LEN];	/* IPv6 ND/RA go here */
+	int nd_line;
+	char nonip_class[QOS_CLASS_NAME_LEN];	/* ARP and other non-IP */
+	int nonip_line;
+	struct qos_bw priority_max;	/* bound on classes served before the default */
+};
+
+/* A class with its rates resolved against the link rate. */
+struct qos_class_plan {
+	const struct qos_class_spec *spec;
+	uint64_t rate_bps;
+	uint64_t ceil_bps;
+	struct qos_policer police;	/* tb.cir == 0: not policed */
+};
+
+/*
+ * Find a profile: a path if @name contains '/', else NAME in
+ * $QOSCTL_PROFILE_DIR, /etc/qosctl/profiles, the installed profile
+ * directory and the source tree's tc-profiles/.
+ */
+int qos_profile_find(const char *name, char *path, size_t len);
+
+/*
+ * Parse and check everything that does not depend on the link rate.
+ * On error, @err holds "FILE:LINE: KEY: reason".
+ */
+int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen);
+
+/* Free what qos_profile_load() allocated (the rules). */
+void qos_profile_free(struct qos_profile *p);
+
+/* Write "FILE:LINE: KEY: message" into @err; returns -EINVAL. Every
+ * profile error goes through it, so all name the file, line and key. */
+int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
+		     const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Resolve rates against @link_bps and check the sums. Same error form. */
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+			struct qos_class_plan *plan, char *err, size_t errlen);
+
+const struct qos_class_spec *qos_profile_class(const struct qos_profile *p,
+					       const char *name);
+
+/* The DSCP -> class tables and mark layout, as the data path reads them. */
+void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
+
+/*
+ * What the schedulers make of a profile (user/sched.c): the qdisc class a
+ * profile class is queued in, and the scheduler-specific checks.
+ */
+int qos_sched_parse(const char *s, enum qos_sched *sched);
+uint32_t qos_profile_classid(const struct qos_profile *p, const struct qos_class_spec *cl);
+int qos_prio_band(const struct qos_profile *p, const struct qos_class_spec *cl);
+
+/*
+ * Checks and derivations beyond the basic ones (user/validate.c): CBQ
+ * parameters onto HTB, burst at least a frame, scheduler constraints,
+ * named classes exist. qos_profile_load() calls the first,
+ * qos_profile_resolve() the second.
+ */
+int qos_profile_check_ext(struct qos_profile *p, char *err, size_t errlen);
+int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class_plan *plan,
+			     uint64_t link_bps, char *err, size_t errlen);
+
+
+#endif /* __QOS_PROFILE_H */

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Rules as data: parse them, check them, and turn them into the masked keys
+ * and shapes of the tuple-space search in bpf/lib/rules.h.
+ * Documentation/classifier.rst explains the model.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "lib/util.h"
+#include "model/rule.h"
+
+#define RANK_SPEC_SHIFT	24
+#define SPEC_MAX	511
+
+void qos_rule_init(struct qos_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->proto = -1;
+	r->dscp = -1;
+	r->prio = QOS_RULE_PRIO_DEFAULT;
+}
+
+static int parse_prefix(const char *s, int *family, uint8_t addr[16], uint8_t *plen)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	uint32_t len, max;
+	int fam, i;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%.*s", slash ? (int)(slash - s) : (int)strlen(s), s);
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, buf, addr) == 1)
+		fam = AF_INET;
+	else if (inet_pton(AF_INET6, buf, addr) == 1)
+		fam = AF_INET6;
+	else
+		return -EINVAL;
+	max = fam == AF_INET ? 32 : 128;
+	len = max;
+	if (slash && (qos_parse_u32(slash + 1, &len) || len > max))
+		return -ERANGE;
+	/* Host bits set is a typo more often than not; ip-route refuses too. */
+	for (i = 0; i < 16; i++) {
+		int bits = (int)len - i * 8;
+		uint8_t keep = bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff << (8 - bits));
+
+		if (addr[i] & ~keep)
+			return -EDOM;
+	}
+	*family = fam;
+	*plen = len;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int proto;
+} protos[] = {
+	{ "icmp", 1 }, { "tcp", 6 }, { "udp", 17 }, { "gre", 47 }, { "esp", 50 },
+	{ "ah", 51 }, { "icmpv6", 58 }, { "ipv6-icmp", 58 }, { "sctp", 132 },
+};
+
+static const char *proto_name(int proto)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(protos); i++)
+		if (protos[i].proto == proto)
+			return protos[i].name;
+	return NULL;
+}
+
+int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err, size_t errlen)
+{
+	uint32_t u, m;
+	uint8_t d;
+	size_t i;
+	int fam, ret;
+
+	if (!strcmp(key, "src") || !strcmp(key, "dst")) {
+		bool src = key[0] == 's';
+
+		ret = parse_prefix(val, &fam, src ? r->src : r->dst, src ? &r->src_len : &r->dst_len);
+		if (ret == -EDOM) {
+			snprintf(err, errlen, "'%s' has host bits set beyond the prefix length", val);
+			return -EINVAL;
+		}
+		if (ret) {
+			snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix (ADDR[/LEN])", val);
+			return -EINVAL;
+		}
+		if (r->family != AF_UNSPEC && r->family != fam) {
+			snprintf(err, errlen, "'%s' is not of the rule's address family", val);
+			return -EINVAL;
+		}
+		r->family = fam;
+		if (src)
+			r->has_src = true;
+		else
+			r->has_dst = true;
+	} else if (!strcmp(key, "flowlabel")) {
+		const char *slash = strchr(val, '/');
+		char num[16];
+
+		if (!strcmp(val, "any")) {
+			r->flowlabel = r->fl_mask = 0;
+			return 0;
+		}
+		snprintf(num, sizeof(num), "%.*s", slash ? (int)(slash - val) : 15, val);
+		m = QOS_FLOWLABEL_MASK;
+		if (qos_parse_u32(num, &u) || u > QOS_FLOWLABEL_MASK ||
+		    (slash && (qos_parse_u32(slash + 1, &m) || !m || m > QOS_FLOWLABEL_MASK))) {
+			snprintf(err, errlen,
+				 "'%s' is not a flow label LABEL[/MASK] (20 bits, e.g. 0x12345/0xff000)",
+				 val);
+			return -EINVAL;
+		}
+		if (u & ~m) {
+			snprintf(err, errlen, "'%s': label has bits outside the mask", val);
+			return -EINVAL;
+		}
+		if (r->family == AF_INET) {
+			snprintf(err, errlen, "a flow label is IPv6 only, the rule is IPv4");
+			return -EINVAL;
+		}
+		r->family = AF_INET6;
+		r->flowlabel = u;
+		r->fl_mask = m;
+	} else if (!strcmp(key, "proto")) {
+		for (i = 0; i < ARRAY_SIZE(protos); i++) {
+			if (!strcasecmp(val, protos[i].name)) {
+				r->proto = protos[i].proto;
+				return 0;
+			}
+		}
+		if (qos_parse_u32(val, &u) || u > 255) {
+			snprintf(err, errlen, "'%s' is not a protocol (tcp, udp, icmpv6, ... or 0-255)",
+				 val);
+			return -EINVAL;
+		}
+		r->proto = u;
+	} else if (!strcmp(key, "priority")) {
+		if (qos_parse_u32(val, &u) || u > 0xffff) {
+			snprintf(err, errlen, "'%s' is not a priority (0-65535, lower wins)", val);
+			return -EINVAL;
+		}
+		r->prio = u;
+	} else if (!strcmp(key, "class")) {
+		if (!*val || strlen(val) >= sizeof(r->class_name)) {
+			snprintf(err, errlen, "'%s' is not a class name", val);
+			return -EINVAL;
+		}
+		snprintf(r->class_name, sizeof(r->class_name), "%s", val);
+	} else if (!strcmp(key, "set-dscp")) {
+		if (qos_parse_dscp(val, &d)) {
+			snprintf(err, errlen, "'%s' is not a DSCP (0-63, ef, csN, afXY, le, va)", val);
+			return -EINVAL;
+		}
+		r->dscp = d;
+	} else if (!strcmp(key, "name")) {
+		if (!*val || strlen(val) >= sizeof(r->name) || strpbrk(val, " \t\"")) {
+			snprintf(err, errlen, "rule name '%s' must be 1-%d characters without spaces",
+				 val, QOS_RULE_NAME_LEN - 1);
+			return -EINVAL;
+		}
+		snprintf(r->name, sizeof(r->name), "%s", val);
+	} else {
+		snprintf(err, errlen,
+			 "unknown rule key (src, dst, flowlabel, proto, priority, class, set-dscp)");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int qos_rule_check(const struct qos_rule *r, char *err, size_t errlen)
+{
+	if (!r->class_name[0]) {
+		snprintf(err, errlen, "the rule names no class (class NAME)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Rule tables (enum qos_table bits) a rule has an entry in: a rule that
+ * names no address family matches both. */
+unsigned int qos_rule_tables(const struct qos_rule *r)
+{
+	if (r->family == AF_INET)
+		return 1U << QOS_TABLE_IPV4;
+	if (r->family == AF_INET6)
+		return 1U << QOS_TABLE_IPV6;
+	return 1U << QOS_TABLE_IPV4 | 1U << QOS_TABLE_IPV6;
+}
+
+static void prefix_mask(uint8_t len, __be32 mask[4])
+{
+	uint8_t *b = (uint8_t *)mask;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		int bits = (int)len - i * 8;
+
+		b[i] = bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff << (8 - bits));
+	}
+}
+
+void qos_rule_key(const struct qos_rule *r, unsigned int t, struct qos_rule_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->table = t;
+	k->src_len = r->src_len;
+	k->dst_len = r->dst_len;
+	k->proto = r->proto >= 0 ? r->proto : 0;
+	k->mask = r->fl_mask | (r->proto >= 0 ? QOS_RULE_M_PROTO : 0);
+	k->flowlabel = r->flowlabel & r->fl_mask;
+	memcpy(k->src, r->src, sizeof(k->src));
+	memcpy(k->dst, r->dst, sizeof(k->dst));
+}
+
+uint64_t qos_rule_rank(const struct qos_rule *r)
+{
+	uint32_t spec = r->src_len + r->dst_len + __builtin_popcount(r->fl_mask) +
+			(r->proto >= 0 ? 8 : 0);
+
+	return (uint64_t)r->prio << QOS_RANK_PRIO_SHIFT |
+	       (uint64_t)(SPEC_MAX - spec) << RANK_SPEC_SHIFT | r->id;
+}
+
+void qos_rule_val(const struct qos_rule *r, struct qos_rule_val *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->rank = qos_rule_rank(r);
+	v->id = r->id;
+	v->class_id = r->class_id;
+	v->flags = (r->dscp >= 0 ? QOS_RULE_F_SET_DSCP : 0) | (r->profile ? QOS_RULE_F_PROFILE : 0);
+	v->dscp = r->dscp >= 0 ? r->dscp : 0;
+	memcpy(v->name, r->name, sizeof(v->name));
+}
+
+bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b)
+{
+	struct qos_rule_key ka, kb;
+
+	if (qos_rule_tables(a) != qos_rule_tables(b))
+		return false;
+	qos_rule_key(a, 0, &ka);
+	qos_rule_key(b, 0, &kb);
+	return !memcmp(&ka, &kb, sizeof(ka));
+}
+
+bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b)
+{
+	return qos_rule_same_match(a, b) && a->prio == b->prio && a->class_id == b->class_id &&
+	       a->dscp == b->dscp && !strcmp(a->name, b->name);
+}
+
+/* Everything qos_rule_same() compares, packed so that memcmp() orders it. */
+struct rule_ident {
+	struct qos_rule_key key;
+	uint32_t tables;
+	uint32_t prio;
+	uint32_t class_id;
+	int32_t dscp;
+	char name[QOS_RULE_NAME_LEN];
+	uint32_t id;			/* payload, not compared */
+};
+
+#define RULE_IDENT_CMP_LEN offsetof(struct rule_ident, id)
+
+static void rule_ident(const struct qos_rule *r, struct rule_ident *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->tables = qos_rule_tables(r);
+	qos_rule_key(r, 0, &x->key);
+	x->prio = r->prio;
+	x->class_id = r->class_id;
+	x->dscp = r->dscp;
+	/* Up to the NUL only: the bytes after it are not part of the name. */
+	memcpy(x->name, r->name, strnlen(r->name, sizeof(x->name) - 1));
+	x->id = r->id;
+}
+
+static int ident_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, RULE_IDENT_CMP_LEN);
+}
+
+int qos_rules_keep_ids(const struct qos_rules *cur, struct qos_rules *next)
+{
+	struct rule_ident *idx, want, *hit;
+	size_t i, n = 0;
+
+	idx = calloc(cur->n ?: 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < cur->n; i++)
+		if (cur->r[i].profile)
+			rule_ident(&cur->r[i], &idx[n++]);
+	qsort(idx, n, sizeof(*idx), ident_cmp);
+	for (i = 0; i < next->n; i++) {
+		if (next->r[i].id || !next->r[i].profile)
+			continue;
+		rule_ident(&next->r[i], &want);
+		hit = bsearch(&want, idx, n, sizeof(*idx), ident_cmp);
+		if (hit)
+			next->r[i].id = hit->id;
+	}
+	free(idx);
+	return 0;
+}
+
+const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (r->has_src) {
+		inet_ntop(r->family, r->src, a, sizeof(a));
+		n += snprintf(buf + n, len - n, "src %s/%u ", a, r->src_len);
+	}
+	if (r->has_dst && n < len) {
+		inet_ntop(r->family, r->dst, a, sizeof(a));
+		n += snprintf(buf + n, len - n, "dst %s/%u ", a, r->dst_len);
+	}
+	if (r->fl_mask && n < len) {
+		if (r->fl_mask == QOS_FLOWLABEL_MASK)
+			n += snprintf(buf + n, len - n, "flowlabel 0x%05x ", r->flowlabel);
+		else
+			n += snprintf(buf + n, len - n, "flowlabel 0x%05x/0x%05x ", r->flowlabel,
+				      r->fl_mask);
+	}
+	if (r->proto >= 0 && n < len) {
+		if (proto_name(r->proto))
+			n += snprintf(buf + n, len - n, "proto %s ", proto_name(r->proto));
+		else
+			n += snprintf(buf + n, len - n, "proto %d ", r->proto);
+	}
+	if (!n)
+		n = snprintf(buf, len, "%s ", r->family == AF_INET ? "ipv4" :
+				       r->family == AF_INET6 ? "ipv6" : "any");
+	if (n && n <= len)
+		buf[n - 1] = '\0';
+	return buf;
+}
+
+int qos_rules_add(struct qos_rules *l, const struct qos_rule *r)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct qos_rule *p = realloc(l->r, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->r = p;
+		l->cap = cap;
+	}
+	l->r[l->n++] = *r;
+	return 0;
+}
+
+void qos_rules_free(struct qos_rules *l)
+{
+	free(l->r);
+	memset(l, 0, sizeof(*l));
+}
+
+static const char *rule_label(const struct qos_rule *r, char *buf, size_t len)
+{
+	char m[160];
+
+	if (r->name[0])
+		snprintf(buf, len, "rule %s", r->name);
+	else
+		snprintf(buf, len, "rule '%s'", qos_rule_fmt_match(r, m, sizeof(m)));
+	return buf;
+}
+
+struct keyed {
+	struct qos_rule_key key;
+	uint32_t idx;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct keyed *)a)->key, &((const struct keyed *)b)->key,
+		      sizeof(struct qos_rule_key));
+}
+
+static int shape_cmp(const void *a, const void *b)
+{
+	const struct qos_rule_shape *x = a, *y = b;
+
+	return x->min_rank < y->min_rank ? -1 : x->min_rank > y->min_rank;
+}
+
+int qos_rules_shapes(const struct qos_rules *l, struct qos_rule_set *sh, size_t *bad, char *err,
+			size_t errlen)
+{
+	size_t i;
+	uint32_t j, t;
+
+	memset(sh, 0, sizeof(*sh));
+	for (i = 0; i < l->n; i++) {
+		const struct qos_rule *r = &l->r[i];
+		unsigned int tables = qos_rule_tables(r);
+		uint64_t rank = qos_rule_rank(r);
+
+		for (t = 0; t < QOS_TABLE_MAX; t++) {
+			struct qos_rule_key k;
+			struct qos_rule_shape *s;
+			char lb[200];
+
+			if (!(tables & 1U << t))
+				continue;
+			qos_rule_key(r, t, &k);
+			for (j = 0; j < sh->n[t]; j++) {
+				s = &sh->shape[t][j];
+				if (s->src_len == k.src_len && s->dst_len == k.dst_len &&
+				    s->mask == k.mask)
+					break;
+			}
+			if (j == sh->n[t]) {
+				if (j == QOS_RULE_SHAPES_MAX) {
+					snprintf(err, errlen,
+						 "%s: more than %d %s rule shapes (distinct prefix lengths, flow-label masks, protocol or not)",
+						 rule_label(r, lb, sizeof(lb)), QOS_RULE_SHAPES_MAX,
+						 t ? "IPv6" : "IPv4");
+					if (bad)
+						*bad = i;
+					return -E2BIG;
+				}
+				s = &sh->shape[t][sh->n[t]++];
+				s->table = t;
+				s->src_len = k.src_len;
+				s->dst_len = k.dst_len;
+				s->mask = k.mask;
+				s->proto_mask = k.mask & QOS_RULE_M_PROTO ? 0xff : 0;
+				prefix_mask(k.src_len, s->src);
+				prefix_mask(k.dst_len, s->dst);
+				s->min_rank = rank;
+			}
+			if (rank < s->min_rank)
+				s->min_rank = rank;
+		}
+	}
+	for (t = 0; t < QOS_TABLE_MAX; t++)
+		qsort(sh->shape[t], sh->n[t], sizeof(sh->shape[t][0]), shape_cmp);
+	return 0;
+}
+
+int qos_rules_validate(const struct qos_rules *l, uint32_t capacity, size_t *bad, char *err,
+		       size_t errlen)
+{
+	struct keyed *ks;
+	struct qos_rule_set sh;
+	size_t i, n = 0;
+	unsigned int t;
+	char a[200], b[200];
+	int ret;
+
+	/* Rule ids start at 1: capacity - 1 rules fit. */
+	if (l->n >= capacity) {
+		snprintf(err, errlen, "%zu rules, more than the rule table holds (%u)", l->n,
+			 capacity - 1);
+		if (bad)
+			*bad = capacity - 1;
+		return -ENOSPC;
+	}
+	ret = qos_rules_shapes(l, &sh, bad, err, errlen);
+	if (ret)
+		return ret;
+	ks = calloc(l->n * QOS_TABLE_MAX + 1, sizeof(*ks));
+	if (!ks)
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++) {
+		for (t = 0; t < QOS_TABLE_MAX; t++) {
+			if (!(qos_rule_tables(&l->r[i]) & 1U << t))
+				continue;
+			qos_rule_key(&l->r[i], t, &ks[n].key);
+			ks[n++].idx = i;
+		}
+	}
+	qsort(ks, n, sizeof(*ks), keyed_cmp);
+	for (i = 1; i < n; i++) {
+		if (keyed_cmp(&ks[i - 1], &ks[i]))
+			continue;
+		snprintf(err, errlen, "%s has the same match as %s",
+			 rule_label(&l->r[ks[i].idx], a, sizeof(a)),
+			 rule_label(&l->r[ks[i - 1].idx], b, sizeof(b)));
+		if (bad)
+			*bad = ks[i].idx;
+		free(ks);
+		return -EEXIST;
+	}
+	free(ks);
+	return 0;
+}
+
+uint32_t qos_rules_flags(const struct qos_rule_set *sh)
+{
+	uint32_t f = (sh->n[QOS_TABLE_IPV4] ? QOS_RULES_V4 : 0) |
+		     (sh->n[QOS_TABLE_IPV6] ? QOS_RULES_V6 : 0);
+	unsigned int t, i;
+
+	for (t = 0; t < QOS_TABLE_MAX; t++)
+		for (i = 0; i < sh->n[t]; i++)
+			if (sh->shape[t][i].proto_mask)
+				f |= QOS_RULES_L4;
+	return f;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Classification rules as data: parsing, checks, and the tuple-space layout
+ * the BPF side reads (see qos_common.h). kernel/rulemap.h installs them.
+ */
+#ifndef __QOS_MODEL_RULE_H
+#define __QOS_MODEL_RULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../bpf/qos_common.h"
+
+#define QOS_RULE_PRIO_DEFAULT	100
+/* struct qos_rule_val.rank: priority, then specificity, then id. */
+#define QOS_RANK_PRIO_SHIFT	40
+
+/* A rule as the operator writes it. */
+struct qos_rule {
+	uint32_t id;			/* 0 until installed */
+	char name[QOS_RULE_NAME_LEN];
+	int family;			/* AF_UNSPEC (both families), AF_INET, AF_INET6 */
+	uint8_t src[16];		/* network order, IPv4 in the first 4 bytes */
+	uint8_t dst[16];
+	uint8_t src_len;		/* 0 with has_src false: any */
+	uint8_t dst_len;
+	bool has_src;
+	bool has_dst;
+	uint32_t flowlabel;
+	uint32_t fl_mask;		/* 0: any flow label */
+	int proto;			/* -1: any protocol */
+	uint32_t prio;			/* lower wins */
+	char class_name[QOS_CLASS_NAME_LEN];
+	uint32_t class_id;
+	int dscp;			/* -1: leave the DSCP */
+	bool profile;			/* installed by apply, replaced by the next one */
+	int line;			/* of its [rule NAME] section, for errors */
+	struct qos_ctr hits;
+};
+
+/* Every rule of an interface, or of a profile. */
+struct qos_rules {
+	struct qos_rule *r;
+	size_t n;
+	size_t cap;
+};
+
+void qos_rule_init(struct qos_rule *r);
+
+/*
+ * Set one field from a "KEY VALUE" pair: src, dst, flowlabel, proto,
+ * priority, class, set-dscp, name. On error @err says why (without the key).
+ */
+int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err, size_t errlen);
+
+/* A class is named and src/dst/flowlabel agree on a family. */
+int qos_rule_check(const struct qos_rule *r, char *err, size_t errlen);
+
+/* Same match (src, dst, flow label, protocol), and for qos_rule_same also
+ * the same priority, name and actions. */
+bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b);
+bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b);
+
+/*
+ * Give each profile rule of @next that has no id the id of the identical
+ * (qos_rule_same) profile rule of @cur, so a re-apply keeps ids and hit
+ * counters of unchanged rules. O((n + m) log n).
+ */
+int qos_rules_keep_ids(const struct qos_rules *cur, struct qos_rules *next);
+
+/* "src 2001:db8::/32 flowlabel 0x12345/0xfffff proto udp" into @buf. */
+const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len);
+
+int qos_rules_add(struct qos_rules *l, const struct qos_rule *r);
+void qos_rules_free(struct qos_rules *l);
+
+/*
+ * No two rules with the same match, at most QOS_RULE_SHAPES_MAX shapes per
+ * family, fewer rules than @capacity. On error @err names the rule and *bad
+ * (if not NULL) is its index.
+ */
+int qos_rules_validate(const struct qos_rules *l, uint32_t capacity, size_t *bad, char *err,
+		       size_t errlen);
+
+/* Rule tables (1U << enum qos_table) a rule has an entry in. */
+unsigned int qos_rule_tables(const struct qos_rule *r);
+/* The map key of @r in table @t, and its value. */
+void qos_rule_key(const struct qos_rule *r, unsigned int t, struct qos_rule_key *k);
+void qos_rule_val(const struct qos_rule *r, struct qos_rule_val *v);
+uint64_t qos_rule_rank(const struct qos_rule *r);
+
+/* The shapes of @l per table, sorted by the lowest rank among their rules,
+ * and the qos_cfg.rules bits that say which tables to look up. */
+int qos_rules_shapes(const struct qos_rules *l, struct qos_rule_set *sh, size_t *bad, char *err,
+		     size_t errlen);
+uint32_t qos_rules_flags(const struct qos_rule_set *sh);
+
+#endif /* __QOS_MODEL_RULE_H */

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Profile checks beyond the format: CBQ's parameters mapped onto HTB, the
+ * constraints of the PRIO and TBF schedulers, bursts of at least one
+ * frame, and the bound on what priority classes may take. Every error
+ * names the file, the line and the key, like the parser's.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "lib/util.h"
+
+#define QOS_FRAME_BYTES		1514
+/* Classes served before the default class may take at most this share of
+ * the link together, unless the profile sets priority-max. */
+#define QOS_PRIORITY_MAX_PCT	50.0
+/* libnl hands TBF its rate as an int of bytes per second. */
+#define QOS_TBF_RATE_MAX	(8ULL * INT32_MAX)
+
+/*
+ * CBQ (removed from Linux in 6.3) described a class by its share, its
+ * priority, whether it may borrow (bounded) or lend (isolated), and how
+ * many average packets it may send back to back (maxburst). On HTB:
+ * share = rate, priority = prio, bounded = ceil at the rate, maxburst =
+ * the bucket in full frames. HTB has no way to stop a class lending what
+ * it leaves idle, and needs none for CBQ's purpose: an isolated class
+ * gets its rate back whenever it has traffic.
+ */
+static int map_cbq(struct qos_profile *p, struct qos_class_spec *cl, char *err, size_t len)
+{
+	if ((cl->bounded || cl->isolated || cl->maxburst) && p->sched != QOS_SCHED_HTB)
+		return qos_profile_errf(err, len, p, cl->cbq_line, "bounded",
+			    "[class %s] CBQ parameters (bounded, isolated, maxburst) need scheduler = htb",
+			    cl->name);
+	if (cl->maxburst) {
+		if (cl->burst)
+			return qos_profile_errf(err, len, p, cl->cbq_line, "maxburst",
+				    "[class %s] sets both burst and maxburst", cl->name);
+		cl->burst = (uint64_t)cl->maxburst * QOS_FRAME_BYTES;
+		cl->burst_line = cl->cbq_line;
+	}
+	if (cl->bounded) {
+		if (cl->ceil.set && (cl->ceil.pct != cl->rate.pct ||
+				     cl->ceil.share != cl->rate.share || cl->ceil.bps != cl->rate.bps))
+			return qos_profile_errf(err, len, p, cl->cbq_line, "bounded",
+				    "[class %s] is bounded (ceil = rate) but sets another ceil",
+				    cl->name);
+		cl->ceil = cl->rate;
+	}
+	return 0;
+}
+
+static int check_class_name(const struct qos_profile *p, const char *name, int line,
+			    const char *key, char *err, size_t len)
+{
+	if (name[0] && !qos_profile_class(p, name))
+		return qos_profile_errf(err, len, p, line, key, "no class named '%s'", name);
+	return 0;
+}
+
+int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
+{
+	unsigned int i, j;
+	int ret;
+
+	ret = check_class_name(p, p->nd_class, p->nd_line, "nd-class", err, len) ?:
+	      check_class_name(p, p->nonip_class, p->nonip_line, "non-ip-class", err, len);
+	if (ret)
+		return ret;
+	if (p->sched == QOS_SCHED_TBF && p->nclasses != 1)
+		return qos_profile_errf(err, len, p, p->sched_line, "scheduler",
+			    "tbf shapes the whole link as one queue: exactly one [class], not %u",
+			    p->nclasses);
+
+	for (i = 0; i < p->nclasses; i++) {
+		struct qos_class_spec *cl = &p->classes[i];
+
+		ret = map_cbq(p, cl, err, len);
+		if (ret)
+			return ret;
+		if (cl->burst && cl->burst < QOS_FRAME_BYTES)
+			return qos_profile_errf(err, len, p, cl->burst_line, "burst",
+				    "[class %s] %llu bytes is less than one full frame (%d bytes)",
+				    cl->name, (unsigned long long)cl->burst, QOS_FRAME_BYTES);
+		if (cl->limit && cl->limit < QOS_FRAME_BYTES &&
+		    (cl->leaf == QOS_LEAF_BFIFO || p->sched == QOS_SCHED_TBF))
+			return qos_profile_errf(err, len, p, cl->limit_line, "limit",
+				    "[class %s] a byte queue of %u holds less than one full frame (%d bytes)",
+				    cl->name, cl->limit, QOS_FRAME_BYTES);
+		/* A shaper's ceiling is its rate. */
+		if (p->sched == QOS_SCHED_TBF && !cl->ceil.set)
+			cl->ceil = cl->rate;
+		if (p->sched != QOS_SCHED_PRIO)
+			continue;
+		for (j = 0; j < i; j++)
+			if (p->classes[j].prio == cl->prio)
+				return qos_profile_errf(err, len, p, cl->prio_line ?: cl->line, "priority",
+					    "classes %s and %s share priority %u; PRIO bands need distinct priorities",
+					    p->classes[j].name, cl->name, cl->prio);
+	}
+	return 0;
+}
+
+static uint64_t share_bps(const struct qos_bw *bw, uint64_t link)
+{
+	if (bw->pct)
+		return (uint64_t)((double)link * bw->share / 100.0 + 0.5);
+	return bw->bps;
+}
+
+int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class_plan *plan,
+			     uint64_t link_bps, char *err, size_t len)
+{
+	const struct qos_class_spec *def = qos_profile_class(p, p->default_class);
+	uint64_t max, sum = 0;
+	char names[128] = "", a[32], b[32];
+	unsigned int i;
+
+	max = p->priority_max.set ? share_bps(&p->priority_max, link_bps) :
+	      (uint64_t)((double)link_bps * QOS_PRIORITY_MAX_PCT / 100.0 + 0.5);
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = plan[i].spec;
+		int line = cl->ceil.set ? cl->ceil.line : cl->rate.line;
+
+		if ((p->sched == QOS_SCHED_TBF ||
+		     (p->sched == QOS_SCHED_PRIO && plan[i].ceil_bps < link_bps)) &&
+		    (p->sched == QOS_SCHED_TBF ? plan[i].rate_bps : plan[i].ceil_bps) >
+			    QOS_TBF_RATE_MAX)
+			return qos_profile_errf(err, len, p, line, p->sched == QOS_SCHED_TBF ? "rate" : "ceil",
+				    "[class %s] TBF rates stop at %s", cl->name,
+				    qos_fmt_rate(QOS_TBF_RATE_MAX, a, sizeof(a)));
+		/* Served before the default class: a strict-priority queue
+		 * whose ceiling is all that stops it starving the rest. */
+		if (cl->prio >= def->prio)
+			continue;
+		sum += plan[i].ceil_bps;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 names[0] ? ", " : "", cl->name);
+		if (sum > max + p->nclasses)
+			return qos_profile_errf(err, len, p, line, cl->ceil.set ? "ceil" : "rate",
+				    "classes served before the default class (%s) may take %s, more than priority-max %s",
+				    names, qos_fmt_rate(sum, a, sizeof(a)),
+				    qos_fmt_rate(max, b, sizeof(b)));
+	}
+	return 0;
+}

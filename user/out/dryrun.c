@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The dry-run plan. Everything is computed by the functions apply uses
+ * (profile resolution, qos_tree_plan(), qos_profile_fill_cfg(), the
+ * quantum and burst rules of qdisc.c), so the plan is what apply installs;
+ * selftests/dryrun.sh holds the two against each other with tc -j.
+ *
+ * The output is a shell script: tc commands, and the map contents as
+ * comments. Sizes are printed in bytes and rates in bit/s, as tc reads
+ * them, so nothing is rounded on the way.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/pkt_sched.h>
+
+#include "out/dryrun.h"
+#include "kernel/bpfobj.h"
+#include "model/profile.h"
+#include "kernel/qdisc.h"
+#include "lib/util.h"
+#include "model/rule.h"
+
+static const char *hd(uint32_t h, char *buf, size_t len)
+{
+	if (TC_H_MIN(h))
+		snprintf(buf, len, "%x:%x", h >> 16, h & 0xffff);
+	else
+		snprintf(buf, len, "%x:", h >> 16);
+	return buf;
+}
+
+static void print_leaf(FILE *f, const char *dev, uint32_t parent,
+		       const struct qos_meta_class *mc)
+{
+	char a[16], b[16];
+
+	fprintf(f, "tc qdisc replace dev %s parent %s handle %s %s", dev, hd(parent, a, sizeof(a)),
+		hd(qos_leaf_handle(mc), b, sizeof(b)), qos_leaf_name(mc->leaf));
+	if (mc->leaf == QOS_LEAF_PFIFO)
+		fprintf(f, " limit %u", mc->leaf_limit);
+	else if (mc->leaf == QOS_LEAF_BFIFO)
+		fprintf(f, " limit %ub", mc->leaf_limit);
+	fputc('\n', f);
+}
+
+static void print_tbf(FILE *f, const char *dev, const char *where, uint32_t handle,
+		      const struct qos_meta_class *mc, uint64_t rate)
+{
+	char a[16];
+
+	fprintf(f, "tc qdisc replace dev %s %s handle %s tbf rate %llubit burst %ub limit %ub\n",
+		dev, where, hd(handle, a, sizeof(a)), (unsigned long long)rate,
+		qos_tree_burst(rate, mc->burst), qos_tbf_limit(mc));
+}
+
+static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
+{
+	uint32_t major = meta->qdisc_handle;
+	char a[16], b[16], where[48];
+	unsigned int i;
+
+	switch (meta->sched) {
+	case QOS_SCHED_NONE:
+		/* Police only: the root qdisc is not touched. */
+		return;
+	case QOS_SCHED_TBF:
+		print_tbf(f, dev, "root", major, &meta->classes[0], meta->classes[0].rate_bps);
+		print_leaf(f, dev, major | 1, &meta->classes[0]);
+		return;
+	case QOS_SCHED_PRIO: {
+		uint32_t def_band = 0;
+
+		for (i = 0; i < meta->nclasses; i++)
+			if (meta->classes[i].id == meta->default_class)
+				def_band = TC_H_MIN(meta->classes[i].classid) - 1;
+		fprintf(f, "tc qdisc replace dev %s root handle %s prio bands %u priomap", dev,
+			hd(major, a, sizeof(a)), qos_prio_bands(meta));
+		for (i = 0; i <= TC_PRIO_MAX; i++)
+			fprintf(f, " %u", def_band);
+		fputc('\n', f);
+		for (i = 0; i < meta->nclasses; i++) {
+			const struct qos_meta_class *mc = &meta->classes[i];
+			uint32_t parent = mc->classid;
+
+			if (qos_prio_capped(meta, mc)) {
+				snprintf(where, sizeof(where), "parent %s", hd(parent, a, sizeof(a)));
+				print_tbf(f, dev, where, qos_tbf_handle(mc), mc, mc->ceil_bps);
+				parent = qos_tbf_handle(mc) | 1;
+			}
+			print_leaf(f, dev, parent, mc);
+		}
+		return;
+	}
+	default:
+		break;
+	}
+
+	fprintf(f, "tc qdisc replace dev %s root handle %s htb default %x r2q 10\n", dev,
+		hd(major, a, sizeof(a)), 0x10 + meta->default_class);
+	fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio 0 quantum %u burst %ub cburst %ub\n",
+		dev, hd(major, a, sizeof(a)), hd(major | 1, b, sizeof(b)),
+		(unsigned long long)meta->rate_bps, (unsigned long long)meta->rate_bps,
+		qos_htb_quantum(meta->rate_bps), qos_tree_burst(meta->rate_bps, 0),
+		qos_tree_burst(meta->rate_bps, 0));
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class *mc = &meta->classes[i];
+
+		fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio %u quantum %u burst %ub cburst %ub\n",
+			dev, hd(major | 1, a, sizeof(a)), hd(mc->classid, b, sizeof(b)),
+			(unsigned long long)mc->rate_bps, (unsigned long long)mc->ceil_bps, mc->prio,
+			qos_htb_quantum(mc->rate_bps), qos_tree_burst(mc->rate_bps, mc->burst),
+			qos_tree_burst(mc->ceil_bps, mc->burst));
+		print_leaf(f, dev, mc->classid, mc);
+	}
+}
+
+static const char *class_name(const struct qos_meta *meta, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < meta->nclasses; i++)
+		if (meta->classes[i].id == id)
+			return meta->classes[i].name;
+	return "-";
+}
+
+/* DSCP table of one family as runs: "0-7 be(3), 8 lbe(4), ...". */
+static void print_table(FILE *f, const struct qos_meta *meta, const uint8_t *tab)
+{
+	int d = 0, e;
+
+	while (d < QOS_DSCP_MAX) {
+		for (e = d; e + 1 < QOS_DSCP_MAX && tab[e + 1] == tab[d]; e++)
+			;
+		if (e > d)
+			fprintf(f, " %d-%d:%s", d, e, class_name(meta, tab[d]));
+		else
+			fprintf(f, " %d:%s", d, class_name(meta, tab[d]));
+		d = e + 1;
+	}
+	fputc('\n', f);
+}
+
+static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg *cfg)
+{
+	static const char *const fam[QOS_TABLE_MAX] = { "ipv4", "ipv6" };
+	char a[16];
+	unsigned int i, t;
+
+	fprintf(f, "# configuration (qos_cfg):\n");
+	fprintf(f, "#   mark-mask 0x%08x shift %u default-class %s(%u) nd-class %s(%u) non-ip-class %s(%u)\n",
+		cfg->mark_mask, cfg->mark_shift, class_name(meta, cfg->default_class),
+		cfg->default_class, class_name(meta, cfg->nd_class), cfg->nd_class,
+		class_name(meta, cfg->nonip_class), cfg->nonip_class);
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class *mc = &meta->classes[i];
+
+		fprintf(f, "#   class %u %s -> %s", mc->id, mc->name,
+			hd(cfg->classid[mc->id], a, sizeof(a)));
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			if (cfg->egress_remark[t][mc->id] & QOS_REMARK_F)
+				fprintf(f, ", %s egress remark to dscp %u", fam[t],
+					cfg->egress_remark[t][mc->id] & 0x3f);
+		fputc('\n', f);
+	}
+	for (t = 0; t < QOS_TABLE_MAX; t++) {
+		fprintf(f, "#   %s dscp:", fam[t]);
+		print_table(f, meta, cfg->dscp_class[t]);
+	}
+}
+
+void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
+		 const struct qos_plan *plan, bool clsact)
+{
+	char rate[32];
+	size_t i, live = 0;
+
+	fprintf(f, "# qosctl apply %s dev %s rate %s --dry-run: nothing was changed\n", path,
+		ifname, qos_fmt_rate(link_bps, rate, sizeof(rate)));
+	print_tree(f, ifname, &plan->cfg.meta);
+	if (!clsact)
+		fprintf(f, "tc qdisc add dev %s clsact\n", ifname);
+	fprintf(f, "# tc filter dev %s ingress pref %u handle 0x%x: bpf qos_ingress, direct-action\n",
+		ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+	fprintf(f, "# tc filter dev %s egress pref %u handle 0x%x: bpf qos_egress, direct-action\n",
+		ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+	fprintf(f, "# (qosctl loads both programs from its embedded object, or keeps the ones\n"
+		   "#  running when they are the same; nothing is pinned)\n");
+	print_cfg(f, &plan->cfg.meta, &plan->cfg);
+	for (i = 0; i < plan->rules.n; i++)
+		live += !plan->rules.r[i].profile;
+	fprintf(f, "# rules: %zu from the profile, %zu live kept; rule table of %u entries\n",
+		plan->rules.n - live, live, plan->rule_entries);
+}

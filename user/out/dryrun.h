@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The dry-run: a plan printed as the tc commands that build its qdisc tree
+ * and its configuration as comments. Sizes in bytes and rates in bit/s, as
+ * tc reads them, so nothing is rounded on the way.
+ */
+#ifndef __QOS_OUT_DRYRUN_H
+#define __QOS_OUT_DRYRUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "txn/plan.h"
+
+/* @clsact: the device has a clsact qdisc already. */
+void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
+		 const struct qos_plan *plan, bool clsact);
+
+#endif /* __QOS_OUT_DRYRUN_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * `qosctl exporter`: /metrics over HTTP with libmicrohttpd, one internal
+ * polling thread. Every scrape reads the pinned maps and the qdisc
+ * statistics afresh; nothing is cached between scrapes, so the exporter
+ * holds no state and sees profiles applied after it started.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/exporter.h"
+#include "out/prom.h"
+#include "lib/util.h"
+
+#define QOS_PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_len, void **con_cls)
+{
+	struct qos_report *r = NULL;
+	const struct qos_report **rp = NULL;
+	struct MHD_Response *resp;
+	unsigned int status = MHD_HTTP_OK;
+	enum MHD_Result ret;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n, i;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return MHD_NO;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return MHD_NO;
+	if (strcmp(url, "/metrics")) {
+		status = MHD_HTTP_NOT_FOUND;
+		fputs("qosctl exporter: see /metrics\n", f);
+	} else {
+		n = qos_report_read_all(&r);
+		rp = n > 0 ? calloc(n, sizeof(*rp)) : NULL;
+		for (i = 0; rp && i < n; i++)
+			rp[i] = &r[i];
+		if (n < 0) {
+			status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+			fprintf(f, "reading qosctl state: %s\n", strerror(-n));
+		} else {
+			qos_prom_write(f, rp, rp ? n : 0);
+		}
+		free(rp);
+		free(r);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return MHD_NO;
+	}
+	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, QOS_PROM_CONTENT_TYPE);
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* "[::1]:9100", "127.0.0.1:9100", ":9100", "9100". */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, unsigned int *flags)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *port;
+	uint32_t p;
+	size_t hl;
+
+	memset(ss, 0, sizeof(*ss));
+	if (*s == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		hl = end - s - 1;
+		port = end + 2;
+		if (hl >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, s + 1, hl);
+		host[hl] = '\0';
+	} else {
+		const char *colon = strrchr(s, ':');
+
+		port = colon ? colon + 1 : s;
+		hl = colon ? (size_t)(colon - s) : 0;
+		if (hl >= sizeof(host) || (colon && strchr(s, ':') != colon))
+			return -EINVAL;
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+	}
+	if (qos_parse_u32(port, &p) || !p || p > 65535)
+		return -EINVAL;
+	if (!*host) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		s6->sin6_port = htons(p);
+		*flags = MHD_USE_DUAL_STACK;
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(p);
+		*flags = MHD_USE_IPv6;
+	} else if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(p);
+		*flags = 0;
+	} else {
+		return -EINVAL;
+	}
+	return (int)p;
+}
+
+int qos_exporter_run(const char *listen, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *d;
+	unsigned int flags;
+	sigset_t set;
+	int port, sig;
+
+	port = parse_listen(listen, &ss, &flags);
+	if (port < 0) {
+		snprintf(err, errlen,
+			 "--listen '%s': expected [IPV6]:PORT, IPV4:PORT or :PORT", listen);
+		return port;
+	}
+	/* Blocked before the daemon's thread starts, so it inherits the mask
+	 * and the signals reach sigwait() below. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | flags,
+			     (uint16_t)port, NULL, NULL, answer, NULL,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_END);
+	if (!d) {
+		snprintf(err, errlen, "--listen %s: cannot listen (address in use or not local?)",
+			 listen);
+		return -EADDRNOTAVAIL;
+	}
+	fprintf(stderr, "qosctl: exporter: serving /metrics on %s\n", listen);
+	sigwait(&set, &sig);
+	MHD_stop_daemon(d);
+	return 0;
+}

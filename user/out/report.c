@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * `qosctl show` and `qosctl stats`: a table by default, JSON with -j
+ * (json-c), in the iproute2 habit.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "out/policer.h"
+#include "out/report.h"
+#include "lib/util.h"
+
+static struct qos_ctr fam_total(const struct qos_report_class *rc, int d, int f)
+{
+	struct qos_ctr s = {};
+	int v;
+
+	for (v = 0; v < QOS_V_MAX; v++) {
+		s.packets += rc->ctr[d][f][v].packets;
+		s.bytes += rc->ctr[d][f][v].bytes;
+	}
+	return s;
+}
+
+static json_object *ctr_json(const struct qos_ctr *c)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "packets", json_object_new_uint64(c->packets));
+	json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes));
+	return o;
+}
+
+static void fmt_classid(uint32_t h, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:%x", h >> 16, h & 0xffff);
+}
+
+static json_object *class_stats_json(const struct qos_report_class *rc, bool details)
+{
+	json_object *o = json_object_new_object();
+	char cid[16];
+	int d, f, v;
+
+	fmt_classid(rc->mc.classid, cid, sizeof(cid));
+	json_object_object_add(o, "name", json_object_new_string(rc->mc.name));
+	json_object_object_add(o, "id", json_object_new_int(rc->mc.id));
+	json_object_object_add(o, "classid", json_object_new_string(cid));
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		json_object *dir = json_object_new_object();
+
+		for (f = 0; f < QOS_FAM_MAX; f++) {
+			struct qos_ctr tot = fam_total(rc, d, f);
+			json_object *fo = ctr_json(&tot);
+
+			if (details || rc->police.set) {
+				json_object *vo = json_object_new_object();
+
+				for (v = 0; v < QOS_V_MAX; v++)
+					json_object_object_add(vo, qos_verdict_names[v],
+							       ctr_json(&rc->ctr[d][f][v]));
+				json_object_object_add(fo, "verdicts", vo);
+			}
+			json_object_object_add(dir, qos_family_names[f], fo);
+		}
+		json_object_object_add(o, qos_dir_names[d], dir);
+	}
+	if (rc->police.set)
+		json_object_object_add(o, "police", qos_police_stats_json(&rc->police));
+	if (rc->have_q) {
+		json_object *q = json_object_new_object();
+
+		json_object_object_add(q, "sent_bytes", json_object_new_uint64(rc->q.bytes));
+		json_object_object_add(q, "sent_packets", json_object_new_uint64(rc->q.packets));
+		json_object_object_add(q, "drops", json_object_new_uint64(rc->q.drops));
+		json_object_object_add(q, "overlimits", json_object_new_uint64(rc->q.overlimits));
+		json_object_object_add(q, "backlog_bytes",
+				       json_object_new_uint64(rc->q.backlog_bytes));
+		json_object_object_add(q, "backlog_packets",
+				       json_object_new_uint64(rc->q.backlog_packets));
+		json_object_object_add(o, "qdisc", q);
+	}
+	return o;
+}
+
+static void print_json(FILE *f, json_object *o)
+{
+	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+void qos_report_stats(FILE *f, const struct qos_report *r, bool json, bool details)
+{
+	unsigned int i, d, fm, v;
+
+	if (json) {
+		json_object *o = json_object_new_object();
+		json_object *cls = json_object_new_array();
+		json_object *unp = json_object_new_object();
+
+		json_object_object_add(o, "dev", json_object_new_string(r->dev));
+		json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
+		json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+		for (i = 0; i < r->meta.nclasses; i++)
+			json_object_array_add(cls, class_stats_json(&r->cls[i], details));
+		json_object_object_add(o, "classes", cls);
+		for (d = 0; d < QOS_DIR_MAX; d++) {
+			json_object *dir = json_object_new_object();
+
+			for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
+				json_object_object_add(dir, qos_unparsed_names[v],
+						       ctr_json(&r->unparsed[d][v]));
+			json_object_object_add(unp, qos_dir_names[d], dir);
+		}
+		json_object_object_add(o, "unparsed", unp);
+		print_json(f, o);
+		return;
+	}
+
+	fprintf(f, "dev %s profile %s\n", r->dev, r->meta.profile);
+	fprintf(f, "%-10s %-8s %14s %16s %14s %16s %14s %16s\n", "class", "dir",
+		"ipv4 pkts", "ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
+	for (i = 0; i < r->meta.nclasses; i++) {
+		const struct qos_report_class *rc = &r->cls[i];
+
+		for (d = 0; d < QOS_DIR_MAX; d++) {
+			fprintf(f, "%-10s %-8s", d ? "" : rc->mc.name, qos_dir_names[d]);
+			for (fm = 0; fm < QOS_FAM_MAX; fm++) {
+				struct qos_ctr tot = fam_total(rc, d, fm);
+
+				fprintf(f, " %14llu %16llu", (unsigned long long)tot.packets,
+					(unsigned long long)tot.bytes);
+			}
+			fputc('\n', f);
+			for (v = 1; (details || rc->police.set) && v < QOS_V_MAX; v++) {
+				fprintf(f, "%-10s   %-6s", "", qos_verdict_names[v]);
+				for (fm = 0; fm < QOS_FAM_MAX; fm++)
+					fprintf(f, " %14llu %16llu",
+						(unsigned long long)rc->ctr[d][fm][v].packets,
+						(unsigned long long)rc->ctr[d][fm][v].bytes);
+				fputc('\n', f);
+			}
+		}
+		if (rc->police.set)
+			qos_police_print_stats(f, &rc->police);
+		if (rc->have_q)
+			fprintf(f, "%-10s qdisc    sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, backlog %llub %llup\n",
+				"", (unsigned long long)rc->q.bytes,
+				(unsigned long long)rc->q.packets, (unsigned long long)rc->q.drops,
+				(unsigned long long)rc->q.overlimits,
+				(unsigned long long)rc->q.backlog_bytes,
+				(unsigned long long)rc->q.backlog_packets);
+	}
+	fprintf(f, "unparsed (passed untouched):");
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
+			fprintf(f, " %s %s %llu", qos_dir_names[d], qos_unparsed_names[v],
+				(unsigned long long)r->unparsed[d][v].packets);
+	fputc('\n', f);
+}
+
+static json_object *dscp_json(uint64_t set)
+{
+	json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < QOS_DSCP_MAX; i++)
+		if (set & (1ULL << i))
+			json_object_array_add(a, json_object_new_int(i));
+	return a;
+}
+
+static void print_dscp(FILE *f, uint64_t set)
+{
+	int i, n = 0;
+
+	for (i = 0; i < QOS_DSCP_MAX; i++) {
+		int j = i;
+
+		if (!(set & (1ULL << i)))
+			continue;
+		while (j + 1 < QOS_DSCP_MAX && (set & (1ULL << (j + 1))))
+			j++;
+		fprintf(f, "%s%d", n++ ? "," : "", i);
+		if (j > i)
+			fprintf(f, "-%d", j);
+		i = j;
+	}
+	if (!n)
+		fputc('-', f);
+}
+
+void qos_report_show(FILE *f, const struct qos_report *r, bool json)
+{
+	const char *names[QOS_MAX_CLASSES] = {};
+	char a[32], b[32], cid[16];
+	unsigned int i;
+
+	for (i = 0; i < r->meta.nclasses; i++)
+		names[r->cls[i].mc.id & (QOS_MAX_CLASSES - 1)] = r->cls[i].mc.name;
+
+	if (json) {
+		json_object *o = json_object_new_object();
+		json_object *progs = json_object_new_object();
+		json_object *cls = json_object_new_array();
+		char mask[16];
+
+		json_object_object_add(o, "dev", json_object_new_string(r->dev));
+		json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
+		json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+		json_object_object_add(o, "scheduler",
+				       json_object_new_string(qos_sched_name(r->meta.sched)));
+		snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
+		json_object_object_add(o, "handle", json_object_new_string(cid));
+		snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
+		json_object_object_add(o, "mark_mask", json_object_new_string(mask));
+		json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
+		json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
+		json_object_object_add(o, "programs", progs);
+		for (i = 0; i < r->meta.nclasses; i++) {
+			const struct qos_meta_class *mc = &r->cls[i].mc;
+			json_object *c = json_object_new_object();
+
+			fmt_classid(mc->classid, cid, sizeof(cid));
+			json_object_object_add(c, "name", json_object_new_string(mc->name));
+			json_object_object_add(c, "id", json_object_new_int(mc->id));
+			json_object_object_add(c, "classid", json_object_new_string(cid));
+			json_object_object_add(c, "rate_bps", json_object_new_uint64(mc->rate_bps));
+			json_object_object_add(c, "ceil_bps", json_object_new_uint64(mc->ceil_bps));
+			json_object_object_add(c, "priority", json_object_new_int(mc->prio));
+			json_object_object_add(c, "leaf",
+					       json_object_new_string(qos_leaf_name(mc->leaf)));
+			json_object_object_add(c, "leaf_limit", json_object_new_int64(mc->leaf_limit));
+			json_object_object_add(c, "default",
+					       json_object_new_boolean(mc->id == r->meta.default_class));
+			json_object_object_add(c, "dscp4", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV4]));
+			json_object_object_add(c, "dscp6", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV6]));
+			if (r->cls[i].police.set)
+				json_object_object_add(c, "police",
+						       qos_police_config_json(&r->cls[i].police.pol,
+									      names));
+			json_object_array_add(cls, c);
+		}
+		json_object_object_add(o, "classes", cls);
+		print_json(f, o);
+		return;
+	}
+
+	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
+	fprintf(f, "dev %s profile %s rate %s scheduler %s handle %s mark-mask 0x%08x\n",
+		r->dev, r->meta.profile, qos_fmt_rate(r->meta.rate_bps, a, sizeof(a)),
+		qos_sched_name(r->meta.sched), cid, r->cfg.mark_mask);
+	fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
+		r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
+	fprintf(f, "%-10s %3s %-8s %-10s %-10s %4s %-16s %s\n", "class", "id", "classid",
+		"rate", "ceil", "prio", "leaf", "dscp (v4 | v6)");
+	for (i = 0; i < r->meta.nclasses; i++) {
+		const struct qos_meta_class *mc = &r->cls[i].mc;
+		char leaf[32];
+
+		if (r->meta.sched == QOS_SCHED_NONE) {
+			/* No qdisc tree: nothing but the DSCPs and policers. */
+			fprintf(f, "%-10s %3u %-8s %-10s %-10s %4s %-16s ", mc->name, mc->id, "-",
+				"-", "-", "-", "-");
+		} else {
+			fmt_classid(mc->classid, cid, sizeof(cid));
+			if (mc->leaf == QOS_LEAF_FQ_CODEL)
+				snprintf(leaf, sizeof(leaf), "fq_codel");
+			else
+				snprintf(leaf, sizeof(leaf), "%s %u%s", qos_leaf_name(mc->leaf),
+					 mc->leaf_limit, mc->leaf == QOS_LEAF_BFIFO ? "b" : "p");
+			fprintf(f, "%-10s %3u %-8s %-10s %-10s %4u %-16s ", mc->name, mc->id, cid,
+				qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
+				qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio, leaf);
+		}
+		print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV4]);
+		fputs(" | ", f);
+		print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV6]);
+		fputs(mc->id == r->meta.default_class ? " (default)\n" : "\n", f);
+		if (r->cls[i].police.set) {
+			fprintf(f, "%-10s ", "");
+			qos_police_print_config(f, &r->cls[i].police.pol, names);
+		}
+	}
+}

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The installer. Steps, in an order where the data path never sees a mix
+ * of the old and the new configuration:
+ *
+ *   1. programs: keep the ones that run when they are this qosctl's and
+ *      their rule table has the plan's size, else load new ones that share
+ *      the counters and policers (their rule table and configuration are
+ *      their own, so the old pair stays consistent until replaced);
+ *   2. rules: write the entries of new rules (not yet looked up);
+ *   3. policers: changed ones switched in place under their lock;
+ *   4. qdisc tree: classes added or changed in place, or a new root;
+ *   5. configuration: a new inner map swapped into the programs' slot,
+ *      the commit point for kept programs;
+ *   6. attach: new programs replace the old ones, the commit point for
+ *      new programs;
+ *   7. prune classes and retire rule entries nothing refers to any more;
+ *   8. verify from the kernel that what runs is what was installed.
+ *
+ * QOSCTL_FAULT=<step> kills qosctl after a step (tests of crash recovery)
+ * and QOSCTL_FAIL=<step> makes the step fail (tests of rollback).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/policer.h"
+#include "kernel/qdisc.h"
+#include "kernel/rulemap.h"
+#include "lib/util.h"
+#include "txn/install.h"
+
+void qos_undo_init(struct qos_undo *undo)
+{
+	memset(undo, 0, sizeof(*undo));
+	qos_progs_init(&undo->held);
+}
+
+void qos_undo_free(struct qos_undo *undo)
+{
+	qos_plan_free(&undo->prev);
+	qos_progs_close(&undo->held);
+}
+
+static bool has_tree(const struct qos_plan *p)
+{
+	return !p->empty && p->cfg.meta.sched != QOS_SCHED_NONE &&
+	       (p->cfg.meta.flags & QOS_META_F_ROOT);
+}
+
+static bool same_tree(const struct qos_meta *a, const struct qos_meta *b)
+{
+	return a->sched == b->sched && a->qdisc_handle == b->qdisc_handle &&
+	       a->rate_bps == b->rate_bps && a->nclasses == b->nclasses &&
+	       !memcmp(a->classes, b->classes, sizeof(a->classes));
+}
+
+/* Remove what @cur says qosctl installed, and the programs @dev runs. */
+static int teardown(struct qos_dev *dev, const struct qos_plan *cur, char *err, size_t errlen)
+{
+	struct nl_sock *sk = NULL;
+	int ret;
+
+	ret = qos_progs_detach(dev->ifindex, dev->applied ? dev->cur.prog_id : NULL);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: detaching programs: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	if (has_tree(cur)) {
+		ret = qos_nl_open(&sk);
+		ret = ret ?: qos_tree_remove(sk, dev->ifindex, cur->cfg.meta.qdisc_handle);
+		qos_nl_close(sk);
+		if (ret && ret != -ENOENT) {
+			snprintf(err, errlen, "dev %s: removing the qdisc tree: %s", dev->name,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	if (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT))
+		qos_clsact_destroy_if_empty(dev->ifindex);
+	return qos_dev_reload(dev, err, errlen);
+}
+
+/* Step 1: the programs @next runs with, in @target (fds owned). */
+static int pick_progs(struct qos_dev *dev, const struct qos_plan *next,
+		      const struct qos_progs *held, struct qos_progs *target, char *err,
+		      size_t errlen)
+{
+	int ret;
+
+	if (held && held->prog[0] >= 0)
+		return qos_progs_dup(held, target);
+	if (dev->applied && dev->have_cfg && dev->cur.rule_entries == next->rule_entries &&
+	    dev->cfg.meta.obj_hash == qos_obj_hash())
+		return qos_progs_dup(&dev->cur, target);
+	ret = qos_progs_load(dev->applied ? &dev->cur : NULL, next->rule_entries, target);
+	if (ret)
+		snprintf(err, errlen, "loading BPF programs: %s%s", strerror(-ret),
+			 qos_verbose ? "" : " (run with -v for the verifier log)");
+	return ret;
+}
+
+static bool attached(const struct qos_dev *dev, const struct qos_progs *p)
+{
+	return dev->applied && dev->cur.prog_id[0] == p->prog_id[0] &&
+	       dev->cur.prog_id[1] == p->prog_id[1];
+}
+
+/* Step 4: the tree of @next over that of @cur; *fresh: a new root. */
+static int tree_sync(struct qos_dev *dev, struct nl_sock *sk, const struct qos_plan *next,
+		     const struct qos_plan *cur, bool *fresh)
+{
+	const struct qos_meta *nm = &next->cfg.meta, *cm = &cur->cfg.meta;
+
+	*fresh = !has_tree(cur) || cm->qdisc_handle != nm->qdisc_handle || cm->sched != nm->sched;
+	if (!*fresh && same_tree(nm, cm))
+		return 0;
+	return qos_tree_sync(sk, dev->ifindex, nm, *fresh);
+}
+
+/* Step 7 for the tree: what @cur had that @next has not. */
+static int tree_prune(struct qos_dev *dev, struct nl_sock *sk, const struct qos_plan *next,
+		      const struct qos_plan *cur, bool fresh)
+{
+	int ret = 0;
+
+	if (!has_tree(cur))
+		return 0;
+	if (next->cfg.meta.sched == QOS_SCHED_NONE ||
+	    (fresh && cur->cfg.meta.qdisc_handle != next->cfg.meta.qdisc_handle)) {
+		ret = qos_tree_remove(sk, dev->ifindex, cur->cfg.meta.qdisc_handle);
+		return ret == -ENOENT ? 0 : ret;
+	}
+	if (!fresh)
+		ret = qos_tree_prune(sk, dev->ifindex, &next->cfg.meta, &cur->cfg.meta);
+	return ret;
+}
+
+static int verify(struct qos_dev *dev, const struct qos_progs *target, uint32_t inner_id,
+		  char *err, size_t errlen)
+{
+	int ret = qos_dev_reload(dev, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!attached(dev, target) || !dev->have_cfg ||
+	    qos_cfg_inner_id(dev->cur.map[QOS_MAP_CFG]) != inner_id) {
+		snprintf(err, errlen,
+			 "dev %s: after installing, the kernel does not run what was installed "
+			 "(programs %u/%u, found %u/%u)", dev->name, target->prog_id[0],
+			 target->prog_id[1], dev->cur.prog_id[0], dev->cur.prog_id[1]);
+		return -EIO;
+	}
+	return 0;
+}
+
+#define STEP(name)							\
+	do {								\
+		if (qos_fail_point(name)) {				\
+			snprintf(err, errlen, "injected failure at %s", name); \
+			ret = -EIO;					\
+			goto out;					\
+		}							\
+		qos_fault_point(name);					\
+	} while (0)
+
+int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
+		const struct qos_progs *held, struct qos_undo *undo, char *err, size_t errlen)
+{
+	struct qos_policer saved[QOS_MAX_CLASSES];
+	struct qos_rules in_map = {};
+	struct qos_root_info ri;
+	struct qos_progs target;
+	struct qos_rule_maps rm;
+	struct nl_sock *sk = NULL;
+	uint32_t inner_id = 0;
+	bool fresh = false, clsact_created;
+	int inner = -1, ret;
+
+	qos_progs_init(&target);
+	if (undo) {
+		ret = qos_plan_current(dev, &undo->prev, err, errlen);
+		ret = ret ?: qos_progs_dup(&dev->cur, &undo->held);
+		if (ret)
+			return ret;
+	}
+	if (next->empty)
+		return teardown(dev, cur, err, errlen);
+
+	ret = qos_nl_open(&sk);
+	ret = ret ?: qos_root_info(sk, dev->ifindex, &ri);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
+		goto out;
+	}
+	/* Flags qosctl owns by: the root it builds, the clsact it creates. */
+	next->cfg.meta.flags = next->cfg.meta.sched != QOS_SCHED_NONE ? QOS_META_F_ROOT : 0;
+	if (!ri.clsact || (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
+		next->cfg.meta.flags |= QOS_META_F_CLSACT;
+	next->cfg.meta.ifindex = dev->ifindex;
+
+	ret = pick_progs(dev, next, held, &target, err, errlen);
+	if (ret)
+		goto out;
+	next->cfg.meta.obj_hash = qos_obj_hash();
+	next->cfg.meta.rule_entries = target.rule_entries;
+	STEP("load");
+
+	rm = qos_rule_maps_of(&target);
+	ret = qos_rules_read(&rm, &in_map, false);
+	ret = ret ?: qos_rules_stage(&rm, &in_map, &next->rules, &next->cfg.rs, &next->cfg.rules,
+				     err, errlen);
+	if (ret)
+		goto out;
+	STEP("rules");
+
+	ret = qos_police_install(target.map[QOS_MAP_POLICERS], next->police, saved);
+	if (ret) {
+		snprintf(err, errlen, "writing the policer map: %s", strerror(-ret));
+		goto out;
+	}
+	STEP("police");
+
+	if (next->cfg.meta.sched != QOS_SCHED_NONE) {
+		ret = tree_sync(dev, sk, next, cur, &fresh);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: building the qdisc tree: %s", dev->name,
+				 strerror(-ret));
+			goto out;
+		}
+	}
+	STEP("tree");
+
+	inner = qos_cfg_new(&next->cfg);
+	ret = inner < 0 ? inner : qos_cfg_put(target.map[QOS_MAP_CFG], inner);
+	inner_id = ret ? 0 : qos_cfg_inner_id(target.map[QOS_MAP_CFG]);
+	if (ret) {
+		snprintf(err, errlen, "writing the configuration: %s", strerror(-ret));
+		goto out;
+	}
+	STEP("cfg");
+
+	if (!attached(dev, &target)) {
+		ret = qos_progs_attach(dev->ifindex, &target, &clsact_created);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: attaching to clsact: %s", dev->name,
+				 strerror(-ret));
+			goto out;
+		}
+	}
+	STEP("attach");
+
+	ret = tree_prune(dev, sk, next, cur, fresh);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: removing old classes: %s", dev->name,
+			 strerror(-ret));
+		goto out;
+	}
+	qos_rules_retire(&rm, &in_map, &next->rules);
+	STEP("prune");
+
+	ret = verify(dev, &target, inner_id, err, errlen);
+out:
+	if (inner >= 0)
+		close(inner);
+	qos_rules_free(&in_map);
+	qos_progs_close(&target);
+	qos_nl_close(sk);
+	return ret;
+}

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Plans: a profile resolved against the link rate and the running kernel's
+ * qdiscs, or the state of a device read back. No side effects.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "kernel/policer.h"
+#include "kernel/qdisc.h"
+#include "kernel/rulemap.h"
+#include "lib/util.h"
+#include "txn/plan.h"
+
+/* The qdisc part of @meta (classids, resolved rates, leaves this kernel
+ * has and their limits). */
+static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
+		     uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
+{
+	bool tree = p->sched != QOS_SCHED_NONE;
+	bool have_fq_codel = tree && qos_qdisc_available("fq_codel");
+	unsigned int i;
+
+	if (tree && !qos_qdisc_available("htb")) {
+		snprintf(err, errlen, "the kernel lacks the HTB qdisc (CONFIG_NET_SCH_HTB)");
+		return -EOPNOTSUPP;
+	}
+	if (p->sched == QOS_SCHED_PRIO && !qos_qdisc_available("prio")) {
+		snprintf(err, errlen,
+			 "%s: scheduler prio: this kernel lacks the PRIO qdisc (sch_prio, CONFIG_NET_SCH_PRIO)",
+			 p->path);
+		return -EOPNOTSUPP;
+	}
+	if (p->sched != QOS_SCHED_HTB && tree && !qos_qdisc_available("tbf")) {
+		snprintf(err, errlen,
+			 "%s: scheduler %s: this kernel lacks the TBF qdisc (sch_tbf, CONFIG_NET_SCH_TBF)",
+			 p->path, qos_sched_name(p->sched));
+		return -EOPNOTSUPP;
+	}
+
+	meta->sched = p->sched;
+	meta->qdisc_handle = tree ? p->handle_major << 16 : 0;
+	meta->rate_bps = link_bps;
+	meta->nclasses = p->nclasses;
+	meta->default_class = qos_profile_class(p, p->default_class)->id;
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = plan[i].spec;
+		struct qos_meta_class *mc = &meta->classes[i];
+
+		memset(mc, 0, sizeof(*mc));
+		snprintf(mc->name, sizeof(mc->name), "%s", cl->name);
+		mc->id = cl->id;
+		if (!tree)
+			continue;
+		mc->classid = qos_profile_classid(p, cl);
+		mc->rate_bps = plan[i].rate_bps;
+		mc->ceil_bps = plan[i].ceil_bps;
+		mc->prio = cl->prio;
+		mc->burst = cl->burst;
+		mc->leaf = cl->leaf;
+		if (mc->leaf == QOS_LEAF_AUTO)
+			mc->leaf = have_fq_codel ? QOS_LEAF_FQ_CODEL : QOS_LEAF_BFIFO;
+		if (mc->leaf == QOS_LEAF_FQ_CODEL && !have_fq_codel) {
+			snprintf(err, errlen,
+				 "%s: class %s asks for leaf fq_codel, which this kernel lacks (CONFIG_NET_SCH_FQ_CODEL)",
+				 p->path, cl->name);
+			return -EOPNOTSUPP;
+		}
+		switch (mc->leaf) {
+		case QOS_LEAF_PFIFO:
+			mc->leaf_limit = cl->limit ? cl->limit : QOS_PFIFO_DEFAULT;
+			break;
+		case QOS_LEAF_BFIFO:
+			/* Bytes that drain in leaf-delay at the class ceiling. */
+			mc->leaf_limit = cl->limit ? cl->limit :
+				qos_clamp_u32(mc->ceil_bps / 8 * p->leaf_delay_ns / 1000000000ULL,
+					      2 * QOS_MTU_FRAME, UINT32_MAX);
+			break;
+		default:
+			mc->leaf_limit = cl->limit;
+			break;
+		}
+	}
+	return 0;
+}
+
+int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan, char *err,
+		     size_t errlen)
+{
+	struct qos_class_plan cp[QOS_MAX_CLASSES];
+	static struct qos_profile p;
+	unsigned int i;
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	ret = qos_profile_load(name, &p, err, errlen);
+	if (ret)
+		return ret;
+	ret = qos_profile_resolve(&p, link_bps, cp, err, errlen);
+	if (ret)
+		goto out;
+	/* fill_cfg clears the whole value, the meta in it included. */
+	qos_profile_fill_cfg(&p, &plan->cfg);
+	ret = tree_plan(&p, cp, link_bps, &plan->cfg.meta, err, errlen);
+	if (ret)
+		goto out;
+	plan->cfg.meta.version = QOS_META_VERSION;
+	plan->cfg.meta.rule_entries = p.rule_entries;
+	plan->cfg.meta.obj_hash = qos_obj_hash();
+	snprintf(plan->cfg.meta.profile, sizeof(plan->cfg.meta.profile), "%s", p.name);
+	for (i = 0; i < p.nclasses; i++)
+		plan->police[cp[i].spec->id] = cp[i].police;
+	plan->rule_entries = p.rule_entries;
+	/* The rules move to the plan; the profile keeps none. */
+	plan->rules = p.rules;
+	memset(&p.rules, 0, sizeof(p.rules));
+out:
+	qos_profile_free(&p);
+	return ret;
+}
+
+int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *err,
+		       size_t errlen)
+{
+	struct qos_rule_maps m;
+	struct qos_rules cur;
+	size_t i;
+	int ret;
+
+	if (!dev->applied)
+		return 0;
+	m = qos_rule_maps_of(&dev->cur);
+	ret = qos_rules_read(&m, &cur, false);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading the rules: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < cur.n && !ret; i++)
+		if (!cur.r[i].profile)
+			ret = qos_rules_add(&plan->rules, &cur.r[i]);
+	/* Unchanged profile rules keep their ids, hence their counters. */
+	ret = ret ?: qos_rules_keep_ids(&cur, &plan->rules);
+	qos_rules_free(&cur);
+	if (ret)
+		snprintf(err, errlen, "dev %s: keeping the live rules: %s", dev->name,
+			 strerror(-ret));
+	return ret;
+}
+
+int qos_plan_current(const struct qos_dev *dev, struct qos_plan *plan, char *err,
+		     size_t errlen)
+{
+	struct qos_rule_maps m;
+	uint32_t id;
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->empty = !dev->applied || !dev->have_cfg;
+	if (plan->empty)
+		return 0;
+	plan->cfg = dev->cfg;
+	plan->rule_entries = dev->cur.rule_entries;
+	for (id = 1; id < QOS_MAX_CLASSES; id++)
+		if (bpf_map_lookup_elem_flags(dev->cur.map[QOS_MAP_POLICERS], &id,
+					      &plan->police[id], BPF_F_LOCK)) {
+			ret = -errno;
+			snprintf(err, errlen, "dev %s: reading policers: %s", dev->name,
+				 strerror(-ret));
+			return ret;
+		}
+	m = qos_rule_maps_of(&dev->cur);
+	ret = qos_rules_read(&m, &plan->rules, false);
+	if (ret)
+		snprintf(err, errlen, "dev %s: reading the rules: %s", dev->name, strerror(-ret));
+	return ret;
+}
+
+void qos_plan_free(struct qos_plan *plan)
+{
+	qos_rules_free(&plan->rules);
+}
+
+/* The encoding is this build's memory layout: records live in /run for the
+ * life of one boot and are read back by the same qosctl, which the object
+ * hash in the meta checks. */
+struct plan_hdr {
+	uint32_t magic;
+	uint32_t size;
+	uint64_t obj_hash;
+	uint64_t nrules;
+};
+
+#define PLAN_MAGIC	0x716f7370	/* "qosp" */
+
+int qos_plan_encode(const struct qos_plan *plan, void **bufp, size_t *lenp)
+{
+	struct plan_hdr h = {
+		.magic = PLAN_MAGIC,
+		.size = sizeof(*plan),
+		.obj_hash = qos_obj_hash(),
+		.nrules = plan->rules.n,
+	};
+	size_t len = sizeof(h) + sizeof(*plan) + plan->rules.n * sizeof(struct qos_rule);
+	char *buf = malloc(len);
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), plan, sizeof(*plan));
+	if (plan->rules.n)
+		memcpy(buf + sizeof(h) + sizeof(*plan), plan->rules.r,
+		       plan->rules.n * sizeof(struct qos_rule));
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan)
+{
+	const char *b = buf;
+	struct plan_hdr h;
+	size_t i;
+	int ret = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, b, sizeof(h));
+	if (h.magic != PLAN_MAGIC || h.size != sizeof(*plan) || h.obj_hash != qos_obj_hash() ||
+	    len != sizeof(h) + sizeof(*plan) + h.nrules * sizeof(struct qos_rule))
+		return -EINVAL;
+	memcpy(plan, b + sizeof(h), sizeof(*plan));
+	memset(&plan->rules, 0, sizeof(plan->rules));
+	for (i = 0; i < h.nrules && !ret; i++) {
+		struct qos_rule r;
+
+		memcpy(&r, b + sizeof(h) + sizeof(*plan) + i * sizeof(r), sizeof(r));
+		ret = qos_rules_add(&plan->rules, &r);
+	}
+	if (ret)
+		qos_plan_free(plan);
+	return ret;
+}

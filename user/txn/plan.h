@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A plan: everything a device is to run, as one value. Built without side
+ * effects from a profile, the link rate and facts about the kernel (which
+ * qdiscs it has); apply installs it, --dry-run prints it, validate checks
+ * it. The state a device runs now reads back as a plan too, which is what
+ * a rollback installs.
+ */
+#ifndef __QOS_TXN_PLAN_H
+#define __QOS_TXN_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/dev.h"
+#include "model/profile.h"
+
+struct qos_plan {
+	bool empty;				/* nothing: the device without qosctl */
+	struct qos_cfg cfg;			/* rule shapes filled in by install */
+	struct qos_policer police[QOS_MAX_CLASSES];	/* by class id; cir 0: none */
+	struct qos_rules rules;			/* every rule, live ones included */
+	uint32_t rule_entries;			/* capacity of the rule table */
+};
+
+/* From profile @name at @link_bps. The profile's rules only. */
+int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan, char *err,
+		     size_t errlen);
+/* Keep the live rules (`qosctl rule add`) of what @dev runs in @plan. */
+int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *err,
+		       size_t errlen);
+/* What @dev runs now; plan->empty when nothing. */
+int qos_plan_current(const struct qos_dev *dev, struct qos_plan *plan, char *err,
+		     size_t errlen);
+void qos_plan_free(struct qos_plan *plan);
+
+/* Encode and decode a plan, for the device's transaction record. */
+int qos_plan_encode(const struct qos_plan *plan, void **buf, size_t *len);
+int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan);
+
+#endif /* __QOS_TXN_PLAN_H */

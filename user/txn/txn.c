@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Transactions. Every change to a device is: plan, record the state it
+ * replaces (QOS_REC_APPLYING), install, then commit (drop the record, or
+ * turn it into QOS_REC_CONFIRM) or roll back by installing the recorded
+ * state with the programs the undo holds. A qosctl killed anywhere in
+ * between leaves the record; the next command that opens the device rolls
+ * it back before doing anything else. See Documentation/reliability.rst.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "kernel/qdisc.h"
+#include "lib/util.h"
+#include "txn/install.h"
+#include "txn/record.h"
+#include "txn/txn.h"
+
+/* Install @rec->prev over whatever the recorded change left. */
+static int roll_back_record(struct qos_dev *dev, struct qos_rec *rec, const char *why,
+			    char *err, size_t errlen)
+{
+	struct qos_plan cur;
+	int ret;
+
+	/* What runs now, with the tree the change may have built. */
+	ret = qos_plan_current(dev, &cur, err, errlen);
+	if (ret)
+		return ret;
+	if (cur.empty || rec->next.cfg.meta.qdisc_handle != cur.cfg.meta.qdisc_handle) {
+		cur.empty = false;
+		cur.cfg.meta = rec->next.cfg.meta;
+	}
+	ret = qos_install(dev, &rec->prev, &cur, NULL, NULL, err, errlen);
+	qos_plan_free(&cur);
+	if (!ret) {
+		qos_rec_remove(dev);
+		syslog(LOG_WARNING, "qosctl: dev %s: %s: rolled back to %s", dev->name, why,
+		       rec->prev.empty ? "no profile" : rec->prev.cfg.meta.profile);
+		qos_dbg("dev %s: %s: rolled back", dev->name, why);
+	}
+	return ret;
+}
+
+static bool rec_overdue(const struct qos_rec *rec)
+{
+	return rec->state == QOS_REC_CONFIRM && qos_boottime_ns() >= rec->deadline_ns &&
+	       !qos_proc_alive(rec->keeper, rec->keeper_start);
+}
+
+static int recover(struct qos_dev *dev, char *err, size_t errlen)
+{
+	struct qos_rec rec;
+	int ret;
+
+	ret = qos_rec_read(dev, &rec);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret) {
+		/* Not ours to interpret (another qosctl build): what runs
+		 * stays as the kernel has it. */
+		qos_dbg("dev %s: unreadable transaction record dropped", dev->name);
+		return qos_rec_remove(dev);
+	}
+	if (rec.state == QOS_REC_APPLYING)
+		ret = roll_back_record(dev, &rec, "a qosctl was killed while changing it", err,
+				       errlen);
+	else if (rec_overdue(&rec))
+		ret = roll_back_record(dev, &rec, "apply not confirmed in time", err, errlen);
+	qos_rec_free(&rec);
+	if (ret)
+		snprintf(err + strlen(err), errlen - strlen(err),
+			 " (while rolling back an unfinished change)");
+	return ret;
+}
+
+int qos_txn_open(struct qos_dev *dev, const char *name, unsigned int flags, char *err,
+		 size_t errlen)
+{
+	int ret = qos_dev_open(dev, name, flags | QOS_DEV_LOCK, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = recover(dev, err, errlen);
+	if (ret)
+		qos_dev_close(dev);
+	return ret;
+}
+
+bool qos_txn_overdue(const struct qos_dev *dev)
+{
+	struct qos_rec rec;
+	bool overdue;
+
+	if (dev->run_fd < 0 || qos_rec_read(dev, &rec))
+		return false;
+	overdue = rec_overdue(&rec) || rec.state == QOS_REC_APPLYING;
+	qos_rec_free(&rec);
+	return overdue;
+}
+
+long qos_txn_pending(const struct qos_dev *dev)
+{
+	struct qos_rec rec;
+	uint64_t now = qos_boottime_ns();
+	long left = -1;
+
+	if (dev->run_fd < 0 || qos_rec_read(dev, &rec))
+		return -1;
+	if (rec.state == QOS_REC_CONFIRM)
+		left = rec.deadline_ns > now ? (long)((rec.deadline_ns - now) / 1000000000ULL) : 0;
+	qos_rec_free(&rec);
+	return left;
+}
+
+/* A root qdisc or ingress qdisc qosctl did not install: refuse, naming it
+ * and the command that removes it. */
+static int check_foreign(struct qos_dev *dev, const struct qos_plan *next, char *err,
+			 size_t errlen)
+{
+	struct qos_root_info ri;
+	struct nl_sock *sk = NULL;
+	bool ours;
+	int ret;
+
+	ret = qos_nl_open(&sk);
+	ret = ret ?: qos_root_info(sk, dev->ifindex, &ri);
+	qos_nl_close(sk);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	if (ri.ingress) {
+		snprintf(err, errlen,
+			 "dev %s: a legacy ingress qdisc holds clsact's place; remove it with "
+			 "'tc qdisc del dev %s ingress' (its filters go with it)",
+			 dev->name, dev->name);
+		return -EBUSY;
+	}
+	if (next->cfg.meta.sched == QOS_SCHED_NONE || !ri.present || ri.is_default)
+		return 0;
+	ours = dev->have_cfg && (dev->cfg.meta.flags & QOS_META_F_ROOT) &&
+	       dev->cfg.meta.qdisc_handle == ri.handle;
+	if (ours)
+		return 0;
+	snprintf(err, errlen,
+		 "dev %s: root qdisc %s %x: was not installed by qosctl; remove it first with "
+		 "'tc qdisc del dev %s root'", dev->name, ri.kind, ri.handle >> 16, dev->name);
+	return -EBUSY;
+}
+
+/*
+ * Record, install, and on failure roll back. With @undo_out the caller
+ * takes the undo (confirmed apply) and the record is left for it.
+ */
+static int change(struct qos_dev *dev, struct qos_plan *next, struct qos_undo *undo_out,
+		  char *err, size_t errlen)
+{
+	struct qos_rec rec = { .state = QOS_REC_APPLYING };
+	struct qos_undo undo;
+	char rb[256];
+	int ret, rret;
+
+	qos_undo_init(&undo);
+	ret = qos_plan_current(dev, &rec.prev, err, errlen);
+	if (ret)
+		return ret;
+	rec.next = *next;
+	ret = qos_rec_write(dev, &rec);
+	qos_plan_free(&rec.prev);
+	if (ret) {
+		snprintf(err, errlen, "%s: writing the transaction record: %s", QOS_RUN_DIR,
+			 strerror(-ret));
+		return ret;
+	}
+	qos_fault_point("record");
+
+	ret = qos_install(dev, next, &undo.prev, NULL, &undo, err, errlen);
+	if (ret) {
+		qos_dbg("dev %s: install failed (%s): rolling back", dev->name, err);
+		rret = qos_install(dev, &undo.prev, next, &undo.held, NULL, rb, sizeof(rb));
+		if (rret)
+			snprintf(err + strlen(err), errlen - strlen(err),
+				 "; rolling back failed too (%s): the next qosctl command on "
+				 "dev %s retries", rb, dev->name);
+		else
+			qos_rec_remove(dev);
+		qos_undo_free(&undo);
+		return ret;
+	}
+	qos_fault_point("commit");
+	if (undo_out) {
+		*undo_out = undo;
+		return 0;
+	}
+	qos_rec_remove(dev);
+	qos_undo_free(&undo);
+	return 0;
+}
+
+/* End a pending confirmation: the keeper is told, the record dropped. */
+static int cancel_confirm(struct qos_dev *dev)
+{
+	struct qos_rec rec;
+	int pending;
+
+	if (qos_rec_read(dev, &rec))
+		return 0;
+	pending = rec.state == QOS_REC_CONFIRM;
+	if (pending) {
+		qos_rec_remove(dev);
+		qos_confirm_release_keeper(rec.keeper, rec.keeper_start);
+	}
+	qos_rec_free(&rec);
+	return pending;
+}
+
+int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
+		  unsigned int confirm_secs, char *err, size_t errlen)
+{
+	struct qos_plan next;
+	struct qos_undo undo;
+	int ret;
+
+	if (confirm_secs && qos_txn_pending(dev) >= 0) {
+		snprintf(err, errlen,
+			 "dev %s: an apply is waiting for confirmation (qosctl confirm dev %s)",
+			 dev->name, dev->name);
+		return -EBUSY;
+	}
+	ret = qos_plan_profile(profile, link_bps, &next, err, errlen);
+	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
+	ret = ret ?: check_foreign(dev, &next, err, errlen);
+	if (ret)
+		goto out;
+	/* A plain apply confirms a pending one, as a new commit does in
+	 * Junos: what it replaces is what is applied now. */
+	if (!confirm_secs)
+		cancel_confirm(dev);
+	qos_undo_init(&undo);
+	ret = change(dev, &next, confirm_secs ? &undo : NULL, err, errlen);
+	if (!ret && confirm_secs) {
+		ret = qos_confirm_arm(dev, &undo, &next, confirm_secs, err, errlen);
+		qos_undo_free(&undo);
+	}
+out:
+	qos_plan_free(&next);
+	return ret;
+}
+
+int qos_txn_rules(struct qos_dev *dev, struct qos_rules *rules, char *err, size_t errlen)
+{
+	struct qos_plan next;
+	int ret;
+
+	if (qos_txn_pending(dev) >= 0) {
+		snprintf(err, errlen,
+			 "dev %s: an apply is waiting for confirmation: confirm it first "
+			 "(qosctl confirm dev %s)", dev->name, dev->name);
+		return -EBUSY;
+	}
+	ret = qos_plan_current(dev, &next, err, errlen);
+	if (ret)
+		return ret;
+	qos_rules_free(&next.rules);
+	next.rules = *rules;
+	memset(rules, 0, sizeof(*rules));
+	ret = change(dev, &next, NULL, err, errlen);
+	*rules = next.rules;
+	memset(&next.rules, 0, sizeof(next.rules));
+	qos_plan_free(&next);
+	return ret;
+}
+
+int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
+{
+	struct qos_plan none = { .empty = true };
+	int ret;
+
+	cancel_confirm(dev);
+	if (!dev->applied && !force) {
+		snprintf(err, errlen, "dev %s: no qosctl profile applied", dev->name);
+		return -ENOENT;
+	}
+	if (force && (!dev->applied || !dev->have_cfg)) {
+		/* Broken or missing state: whatever is at qosctl's slot. */
+		ret = qos_progs_detach(dev->ifindex, NULL);
+		if (!ret)
+			qos_clsact_destroy_if_empty(dev->ifindex);
+		if (ret)
+			snprintf(err, errlen, "dev %s: detaching: %s", dev->name, strerror(-ret));
+	} else {
+		ret = change(dev, &none, NULL, err, errlen);
+	}
+	if (!ret) {
+		qos_rec_remove(dev);
+		qos_dev_forget(dev);
+	}
+	return ret;
+}
+
+int qos_txn_confirm(struct qos_dev *dev, char *err, size_t errlen)
+{
+	return cancel_confirm(dev);
+}
