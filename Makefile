@@ -109,9 +109,10 @@ $(LIB_OBJS) $(CLI_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*/*.h) bpf
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@
 
+# Made anew: an archive updated in place keeps members of deleted sources.
 $(LIBQOS): $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(QOSCTL): $(CLI_OBJS) $(LIBQOS)
 	$(call msg,LD,$@)
@@ -142,7 +143,7 @@ $(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*/*.h) bpf/qos_common
 
 $(OUTPUT)/fuzz/libqos.a: $(FUZZ_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_PROFILE): fuzz/fuzz_profile.c $(OUTPUT)/fuzz/libqos.a
 	$(call msg,FUZZCC,$@)

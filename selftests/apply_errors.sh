@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # qosctl apply refuses bad input with one line on stderr and leaves the
-# interface exactly as it found it: same qdiscs, classes, filters, pinned
-# maps, and (once a profile is applied) the same `qosctl show -j`.
+# interface exactly as it found it: same qdiscs, classes, filters, files
+# in /run/qosctl, and (once a profile is applied) the same `qosctl show -j`.
 #
 #   ns
 #   $D1 ---- ${D1}p     clean veth: broken profiles, bad arguments
@@ -15,19 +15,13 @@
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-QOS_PIN_ROOT=/sys/fs/bpf/qosctl
 VERBOSE=${VERBOSE:-}	# non-empty: print every error message checked
 
-# The pin root is shared with every other qosctl user on the machine
-# (tests run side by side), so only the entries this test can create are
-# compared: those of its own interfaces and of the bogus device name.
-pins()
+# /run/qosctl is shared with every other qosctl user on the machine
+# (tests run side by side): only the files of this test's namespace.
+files()
 {
-	local n
-
-	for n in "$D1" "$D2" "$D3" "$NODEV"; do
-		printf '%s: %s\n' "$n" "$(ls -A "$QOS_PIN_ROOT/$n" 2>/dev/null | tr '\n' ' ')"
-	done
+	echo "files: $(state_files "$NS" | tr '\n' ' ')"
 }
 
 # snapshot DEV: everything apply may touch on DEV. direct_packets_stat is
@@ -44,7 +38,7 @@ snapshot()
 		echo "$d: $(tc -n "$NS" -j filter show dev "$1" $d 2>&1)"
 	done
 	echo "show: $(qosctl_ns "$NS" show dev "$1" -j 2>&1)"
-	pins
+	files
 }
 
 # changed BEFORE AFTER: the snapshot lines that differ, after the change.
@@ -119,7 +113,7 @@ check_err $? "namespace setup failed"
 in_ns "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 D1=$(ifname_unique ae1) D2=$(ifname_unique ae2) D3=$(ifname_unique ae3)
 NODEV=$(ifname_unique nodev)
-defer_pins "$D1" "$D2" "$D3" "$NODEV"
+defer_state "$NS"
 for d in "$D1" "$D2" "$D3"; do
 	ip -n "$NS" link add "$d" type veth peer name "${d}p" &&
 		ip -n "$NS" link set "$d" up && ip -n "$NS" link set "${d}p" up

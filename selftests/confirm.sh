@@ -10,7 +10,7 @@
 # - confirmed: kept after the timeout, a second confirm finds nothing;
 # - a second --confirm while one is pending is refused; a plain apply
 #   confirms the pending one;
-# - qosctl waits for a holder of /run/qosctl/IFACE.lock, and concurrent
+# - qosctl waits for a holder of the interface's lock, and concurrent
 #   applies all succeed and leave a consistent state.
 #
 #   r: $R_IF2 (veth)
@@ -23,14 +23,8 @@ topo_h1_r_h2 || exit $ksft_fail
 T=2		# confirmation timeout
 WAIT=4		# long enough for the rollback to have run
 
-cancel_pending()
-{
-	local pid
-
-	pid=$(awk '{ print $1 }' "/run/qosctl/$R_IF2.pending" 2>/dev/null)
-	[ -n "$pid" ] && kill "$pid"
-}
-defer cancel_pending
+# A pending rollback's keeper goes when the apply is confirmed.
+defer qosctl_ns "$R" confirm dev "$R_IF2"
 
 profile()
 {
@@ -42,7 +36,7 @@ check_err $? "apply --confirm failed"
 [ "$(profile)" = pip-20pct ]
 check_err $? "not applied before the timeout"
 sleep $WAIT
-[ -z "$(profile)" ] && [ ! -e "/sys/fs/bpf/qosctl/$R_IF2" ]
+[ -z "$(profile)" ] && [ -z "$(dev_files "$R" "$R_IF2")" ]
 check_err $? "still applied after the timeout: $(profile)"
 [ "$(tc -n "$R" -j qdisc show dev "$R_IF2" root | jq -r '.[0].kind')" = noqueue ]
 check_err $? "root qdisc not restored"
@@ -85,7 +79,7 @@ check_err $? "profile after the timeout: $(profile)"
 log_test "a plain apply confirms a pending one"
 
 # A holder of the lock delays qosctl until it lets go.
-flock "/run/qosctl/$R_IF2.lock" sleep 2 &
+flock "$(lock_file "$R" "$R_IF2")" sleep 2 &
 holder=$!
 defer kill $holder
 sleep 0.3

@@ -94,7 +94,7 @@ EOT
 
 for p in $(cd "$(dirname "$0")/../tc-profiles" && ls); do
 	before=$(tc -n "$R" qdisc show dev "$R_IF2"; tc -n "$R" class show dev "$R_IF2";
-		 ls /sys/fs/bpf/qosctl/"$R_IF2" 2>/dev/null)
+		 dev_files "$R" "$R_IF2")
 	out=$(qosctl_ns "$R" apply "$p" dev "$R_IF2" rate 100mbit --dry-run 2>&1)
 	rc=$?
 	if [ $rc -ne 0 ] && grep -q "lacks" <<<"$out"; then
@@ -104,7 +104,7 @@ for p in $(cd "$(dirname "$0")/../tc-profiles" && ls); do
 	check_err $rc "$out"
 	echo "$out" >"$tmp/plan"
 	after=$(tc -n "$R" qdisc show dev "$R_IF2"; tc -n "$R" class show dev "$R_IF2";
-		ls /sys/fs/bpf/qosctl/"$R_IF2" 2>/dev/null)
+		dev_files "$R" "$R_IF2")
 	[ "$before" = "$after" ]
 	check_err $? "the dry-run changed the interface"
 	grep -q "^#   ipv4 dscp:" "$tmp/plan" && grep -q "^#   ipv6 dscp:" "$tmp/plan"

@@ -74,7 +74,7 @@ check_err $? "ExecStart failed"
 check_err $? "ExecStart did not apply pip-5pct"
 run_unit_line ExecStop
 check_err $? "ExecStop failed"
-[ ! -e "/sys/fs/bpf/qosctl/$R_IF2" ]
+[ -z "$(dev_files "$R" "$R_IF2")" ]
 check_err $? "ExecStop left state behind"
 log_test "the unit's ExecStart and ExecStop apply and remove the conf's profile"
 exit $EXIT_STATUS

@@ -6,9 +6,8 @@
 # suffix and their removal registered as they are made, deferred cleanup
 # run on every exit path, check_err/log_test, ksft exit codes.
 #
-# Every qosctl call in a namespace goes through nsenter --net, not
-# `ip netns exec`: the latter mounts a fresh /sys without bpffs, and the
-# pinned maps would be lost between two commands.
+# Every qosctl call in a namespace goes through nsenter --net, the way an
+# operator enters a router namespace; qosctl itself needs no bpffs.
 
 ksft_pass=0
 ksft_fail=1
@@ -161,27 +160,58 @@ wait_listen()
 	return 1
 }
 
-# Interface names are global keys under /sys/fs/bpf/qosctl/, so tests that
-# may run side by side use a random suffix.
+# Interface names are unique per test run, so that two copies of a test
+# side by side never show each other's names in a failure message.
 ifname_unique()
 {
 	echo "$1$(mktemp -u XXXX | tr 'A-Z' 'a-z')"
 }
 
-# defer_pins IF...: pins outlive a deleted namespace; register the removal
-# of the pin directory each interface name may get, and of its lock and
-# pending-confirm files in /run/qosctl (qosctl remove deletes the lock file,
-# but a test that fails or stops early never gets there). With the
-# namespace gone (qdiscs, filters, programs with it) this is all the
-# cleanup qosctl needs: tests do not defer a `qosctl remove` of their own.
-# Call it in the test's own shell, not in a $(...) subshell, or the
-# registration is lost.
-defer_pins()
+# ns_cookie NS: the cookie of network namespace NS, which with an ifindex
+# names a device's files in /run/qosctl.
+ns_cookie()
 {
-	local i
+	in_ns "$1" python3 -c 'import socket, struct
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+print("%016x" % struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])'
+}
 
-	for i in "$@"; do
-		defer rm -rf "/sys/fs/bpf/qosctl/$i" "/run/qosctl/$i.lock" "/run/qosctl/$i.pending"
+# state_files NS: qosctl's files for the devices of NS, one per line.
+state_files()
+{
+	local c
+
+	c=$(ns_cookie "$1") || return 1
+	ls -A /run/qosctl 2>/dev/null | grep "^$c-" || true
+}
+
+# dev_files NS IF: qosctl's files for device IF of NS.
+dev_files()
+{
+	local c i
+
+	c=$(ns_cookie "$1") || return 1
+	i=$(ip -n "$1" -j link show dev "$2" | jq '.[0].ifindex') || return 1
+	ls -A /run/qosctl 2>/dev/null | grep "^$c-$i\\." || true
+}
+
+# lock_file NS IF: the path of the lock qosctl takes for IF of NS.
+lock_file()
+{
+	echo "/run/qosctl/$(ns_cookie "$1")-$(ip -n "$1" -j link show dev "$2" | jq '.[0].ifindex').lock"
+}
+
+# defer_state NS...: qosctl keeps a lock file per device it changed in
+# /run/qosctl (a transaction record too while one is open); a namespace
+# deleted with a profile applied leaves them. Register their removal, for
+# NS's devices only: tests run side by side.
+defer_state()
+{
+	local ns c
+
+	for ns in "$@"; do
+		c=$(ns_cookie "$ns") || continue
+		defer "rm -f /run/qosctl/$c-*"
 	done
 }
 
@@ -207,14 +237,14 @@ ping_summary()
 #   2001:db8:1::1/64   ::2       2001:db8:2::2    2001:db8:2::1/64
 #
 # Sets H1 R H2 (namespaces), H1_IF R_IF1 R_IF2 H2_IF, and the addresses
-# H1_V4 H1_V6 H2_V4 H2_V6. The namespaces and the interfaces' qosctl pins
-# are removed at exit (defer_pins).
+# H1_V4 H1_V6 H2_V4 H2_V6. The namespaces and qosctl's files for their
+# devices are removed at exit (defer_state).
 topo_h1_r_h2()
 {
 	setup_ns H1 R H2 || return 1
 	H1_IF=$(ifname_unique h1e) R_IF1=$(ifname_unique r1e)
 	R_IF2=$(ifname_unique r2e) H2_IF=$(ifname_unique h2e)
-	defer_pins "$H1_IF" "$R_IF1" "$R_IF2" "$H2_IF"
+	defer_state "$H1" "$R" "$H2"
 	H1_V4=10.1.1.1 H2_V4=10.1.2.1 H1_V6=2001:db8:1::1 H2_V6=2001:db8:2::1
 
 	ip -n "$H1" link add "$H1_IF" type veth peer name "$R_IF1" netns "$R" || return 1

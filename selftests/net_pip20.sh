@@ -329,12 +329,11 @@ remove_check()
 		[ "$q" = "[]" ]
 		check_err $? "$d filters left: $q"
 	done
-	[ ! -e "$QOS_PIN_ROOT/$R_IF2" ]
-	check_err $? "$QOS_PIN_ROOT/$R_IF2 still exists"
-	log_test "remove: default root qdisc, no clsact, no filter, no pinned maps"
+	[ -z "$(dev_files "$R" "$R_IF2")" ]
+	check_err $? "files left in /run/qosctl: $(dev_files "$R" "$R_IF2")"
+	log_test "remove: default root qdisc, no clsact, no filter, no state files"
 }
 
-QOS_PIN_ROOT=/sys/fs/bpf/qosctl
 # r's addresses toward h1, as topo_h1_r_h2 sets them.
 R1_V4=10.1.1.2
 R1_V6=2001:db8:1::2

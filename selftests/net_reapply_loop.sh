@@ -11,8 +11,10 @@
 # Other engineers load BPF programs on this host at the same time, so the
 # leak check does not count the host's programs and maps. It follows ours:
 # every program id attached during the loop, except the two attached at the
-# end, must be gone; the attached programs must use only maps pinned under
-# the interface's directory, with the ids they had before the loop; qdiscs, classes and BPF links on the interface as before.
+# end, must be gone, and so must every configuration map swapped in during
+# the loop but the last; the attached programs use the maps they used before
+# the loop (counters carry over); qdiscs, classes and BPF links on the
+# interface as before.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -31,7 +33,6 @@ defer rm -rf "$TMP"
 
 topo_h1_r_h2 || exit $ksft_fail
 DEV=$R_IF2
-PINS=/sys/fs/bpf/qosctl/$DEV
 
 # progs: the ids of the programs at qosctl's filter on $DEV, both hooks.
 progs()
@@ -42,15 +43,6 @@ progs()
 		tc -n "$R" -j filter show dev "$DEV" $d |
 			jq -r '.[] | select(.options.handle == "0x51") | .options.prog.id'
 	done
-}
-
-pinned_maps()
-{
-	local f
-
-	for f in "$PINS"/*; do
-		bpftool map show pinned "$f" -j | jq .id
-	done | sort -n | tr '\n' ' '
 }
 
 used_maps()
@@ -68,12 +60,26 @@ links()
 		'[.[] | select(.prog_id as $p | $ids | index($p))] | length'
 }
 
+# cfg_inner: id of the configuration map in the slot of qos_cfg: a new
+# one with every apply (user/kernel/bpfobj.c), the old one freed.
+cfg_inner()
+{
+	local m p
+
+	p=$(progs | head -1)
+	for m in $(bpftool prog show id "$p" -j | jq '.map_ids[]'); do
+		bpftool map show id "$m" -j | jq -r 'select(.name == "qos_cfg") | .id'
+	done | while read -r m; do
+		bpftool map lookup id "$m" key 0 0 0 0 -j |
+			jq '.value | map(ltrimstr("0x")) | reverse | join("") | ("0x" + .) ' -r
+	done | xargs printf '%d\n'
+}
+
 snapshot()
 {
 	echo "qdiscs $(tc -n "$R" qdisc show dev "$DEV" | wc -l)"
 	echo "classes $(tc -n "$R" class show dev "$DEV" | wc -l)"
-	echo "pins $(ls "$PINS" | wc -l)"
-	echo "pinned-maps $(pinned_maps)"
+	echo "maps $(used_maps)"
 	echo "links $(links)"
 }
 
@@ -82,6 +88,7 @@ for dev in "$R_IF1" "$R_IF2"; do
 done
 snapshot >"$TMP/before"
 progs >"$TMP/seen"
+cfg_inner >"$TMP/inner"
 
 in_ns "$H1" ping -4 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w $DEADLINE "$H2_V4" >"$TMP/v4" 2>&1 &
 p4=$!
@@ -96,6 +103,7 @@ for i in $(seq $LOOPS); do
 	out=$(qosctl_ns "$R" apply $p dev "$DEV" rate 100mbit 2>&1)
 	check_err $? "apply $i ($p): $out"
 	progs >>"$TMP/seen"
+	cfg_inner >>"$TMP/inner"
 done
 # Whether the pings outlasted the loop is a matter of timing.
 kill -0 $p4 2>/dev/null && kill -0 $p6 2>/dev/null
@@ -113,14 +121,7 @@ done
 snapshot >"$TMP/after"
 diff -u "$TMP/before" "$TMP/after" >"$TMP/diff"
 check_err $? "$(cat "$TMP/diff")"
-log_test "qdiscs, classes, pins, pinned map ids and BPF links as before the loop"
-
-pinned=" $(pinned_maps)"
-for id in $(used_maps); do
-	[[ "$pinned" == *" $id "* ]]
-	check_err $? "the attached programs use map $id, not one pinned ($pinned)"
-done
-log_test "the attached programs use only the pinned maps"
+log_test "qdiscs, classes, map ids and BPF links as before the loop"
 
 # A replaced program is freed once its last reference goes, after an RCU
 # grace period: give it a moment rather than fail on timing.
@@ -137,4 +138,18 @@ done
 [ -z "$live" ]
 check_err $? "programs replaced during the loop still loaded:$live"
 log_test "$(sort -nu "$TMP/seen" | wc -l) programs attached in turn, all but the current 2 freed"
+
+cur=$(cfg_inner)
+for try in $(seq 30); do
+	live=""
+	for m in $(sort -nu "$TMP/inner"); do
+		[ "$m" = "$cur" ] && continue
+		bpftool map show id "$m" >/dev/null 2>&1 && live="$live $m"
+	done
+	[ -z "$live" ] && break
+	sleep 0.1
+done
+[ -z "$live" ] && [ "$(sort -nu "$TMP/inner" | wc -l)" -gt $LOOPS ]
+check_err $? "configuration maps swapped out during the loop still exist:$live"
+log_test "$(sort -nu "$TMP/inner" | wc -l) configurations swapped in, all but the current freed"
 exit $EXIT_STATUS

@@ -56,8 +56,8 @@ for p in $profiles; do
 	check_err $? "root qdisc after remove is $kind"
 	tc -n "$R" qdisc show dev "$R_IF2" | grep -q clsact
 	check_fail $? "clsact left behind"
-	[ ! -e "/sys/fs/bpf/qosctl/$R_IF2" ]
-	check_err $? "pins left behind"
+	[ -z "$(dev_files "$R" "$R_IF2")" ]
+	check_err $? "files left behind in /run/qosctl"
 	log_test "$p: applies on a clean interface and removes cleanly"
 done
 

@@ -61,8 +61,10 @@ int do_apply(int argc, char **argv)
 	if (opt.dry_run)
 		return dry_run(argv[0], a.dev, bps);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
-	ret = ret ?: qos_txn_apply(&dev, argv[0], bps, opt.confirm, err, sizeof(err));
-	qos_dev_close(&dev);
+	if (!ret) {
+		ret = qos_txn_apply(&dev, argv[0], bps, opt.confirm, err, sizeof(err));
+		qos_txn_close(&dev);
+	}
 	if (ret) {
 		qos_err("apply: %s", err);
 		return -1;
@@ -83,8 +85,10 @@ int do_remove(int argc, char **argv)
 	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
 		return -EINVAL;
 	ret = qos_txn_open(&dev, a.dev, opt.force ? QOS_DEV_BROKEN : 0, err, sizeof(err));
-	ret = ret ?: qos_txn_remove(&dev, opt.force, err, sizeof(err));
-	qos_dev_close(&dev);
+	if (!ret) {
+		ret = qos_txn_remove(&dev, opt.force, err, sizeof(err));
+		qos_txn_close(&dev);
+	}
 	if (ret) {
 		qos_err("remove: %s", err);
 		return -1;
@@ -107,7 +111,7 @@ int do_confirm(int argc, char **argv)
 		return ret;
 	}
 	ret = qos_txn_confirm(&dev, err, sizeof(err));
-	qos_dev_close(&dev);
+	qos_txn_close(&dev);
 	if (!ret) {
 		qos_err("confirm: dev %s: no apply is waiting for confirmation", a.dev);
 		return -ENOENT;

@@ -61,14 +61,14 @@ static int open_rules(struct qos_dev *dev, const char *name, struct qos_rules *c
 		return ret;
 	if (!dev->applied || !dev->have_cfg) {
 		snprintf(err, errlen, "dev %s: no qosctl profile applied", name);
-		qos_dev_close(dev);
+		qos_txn_close(dev);
 		return -ENOENT;
 	}
 	m = qos_rule_maps_of(&dev->cur);
 	ret = qos_rules_read(&m, cur, !lock);
 	if (ret) {
 		snprintf(err, errlen, "dev %s: reading the rules: %s", name, strerror(-ret));
-		qos_dev_close(dev);
+		qos_txn_close(dev);
 	}
 	return ret;
 }
@@ -96,7 +96,7 @@ static int rule_add(const char *name, int argc, char **argv, char *err, size_t e
 	ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
 out:
 	qos_rules_free(&cur);
-	qos_dev_close(&dev);
+	qos_txn_close(&dev);
 	return ret;
 }
 
@@ -151,7 +151,7 @@ static int rule_del(const char *name, int argc, char **argv, char *err, size_t e
 	ret = qos_txn_rules(&dev, &cur, err, errlen);
 out:
 	qos_rules_free(&cur);
-	qos_dev_close(&dev);
+	qos_txn_close(&dev);
 	return ret;
 }
 

@@ -26,6 +26,7 @@ struct qos_dev {
 	int run_fd;			/* QOS_RUN_DIR, checked */
 	int lock_fd;			/* held while the device may change */
 	bool applied;			/* a pair of qosctl programs runs on it */
+	bool recovered;			/* opening it rolled back an unfinished change */
 	struct qos_progs cur;		/* those programs and their maps */
 	bool have_cfg;
 	struct qos_cfg cfg;		/* their configuration */

@@ -21,6 +21,58 @@
 
 #define QOS_PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
+/*
+ * Limits, so that clients that connect and stay (idle, or trickling
+ * headers that never end) cannot make a scrape fail; the reasoning is in
+ * Documentation/reliability.rst, "Exporter limits".
+ *
+ * One thread serves every connection: sockets are non-blocking, so a slow
+ * client costs a slot, never the thread. MHD_USE_AUTO picks epoll on
+ * Linux, which has no FD_SETSIZE ceiling and takes the listening socket
+ * out of its set while the global cap is reached.
+ *
+ * A Prometheus server keeps one connection per target, a browser half a
+ * dozen: 8 per address is enough for any client, and up to 31 addresses
+ * misbehaving at once still leave free slots for a scraper elsewhere.
+ * An address's 9th connection is accepted and closed at once.
+ * 256 in all keeps the descriptors (and the 32 KiB of buffers each
+ * connection may hold) well within the 1024 systemd gives a service, with
+ * room for the map and netlink descriptors a scrape opens.
+ *
+ * The timeout counts inactivity: it frees slots that idle clients and
+ * vanished peers would hold forever, and is long enough for a scraper
+ * on a slow link. A client trickling bytes resets it; for those the cap
+ * per address is the bound.
+ */
+#define QOS_EXPORTER_TIMEOUT_S 5u
+#define QOS_EXPORTER_MAX_CONNS 256u
+#define QOS_EXPORTER_MAX_CONNS_PER_IP 8u
+
+static const char qos_index_html[] =
+	"<!DOCTYPE html>\n"
+	"<html><head><title>qosctl exporter</title></head>\n"
+	"<body><h1>qosctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+
+/* @body is static: MHD sends it from where it is, without a copy. */
+static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned int status,
+				     const char *type, const char *body)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(strlen(body), (void *)body,
+					       MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* RFC 9110 15.5.6: a 405 lists the methods that would work. */
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **con_cls)
@@ -35,8 +87,13 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 	FILE *f;
 	int n, i;
 
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return MHD_NO;
+	/* Answered on the first call, before any request body is read: MHD
+	 * discards the body and closes the connection. */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return answer_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				     "text/plain; charset=utf-8", "qosctl exporter: GET or HEAD\n");
+	if (!strcmp(url, "/"))
+		return answer_static(conn, MHD_HTTP_OK, "text/html; charset=utf-8", qos_index_html);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return MHD_NO;
@@ -146,9 +203,13 @@ int qos_exporter_run(const char *listen, char *err, size_t errlen)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | flags,
+	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | flags,
 			     (uint16_t)port, NULL, NULL, answer, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_END);
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_CONNECTION_TIMEOUT, QOS_EXPORTER_TIMEOUT_S,
+			     MHD_OPTION_CONNECTION_LIMIT, QOS_EXPORTER_MAX_CONNS,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, QOS_EXPORTER_MAX_CONNS_PER_IP,
+			     MHD_OPTION_END);
 	if (!d) {
 		snprintf(err, errlen, "--listen %s: cannot listen (address in use or not local?)",
 			 listen);

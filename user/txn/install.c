@@ -156,6 +156,28 @@ static int verify(struct qos_dev *dev, const struct qos_progs *target, uint32_t 
 	return 0;
 }
 
+int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
+			char *err, size_t errlen)
+{
+	struct qos_root_info ri;
+	struct nl_sock *sk = NULL;
+	int ret;
+
+	ret = qos_nl_open(&sk);
+	ret = ret ?: qos_root_info(sk, dev->ifindex, &ri);
+	qos_nl_close(sk);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	/* What qosctl owns: the root it builds, the clsact it creates. */
+	next->cfg.meta.flags = next->cfg.meta.sched != QOS_SCHED_NONE ? QOS_META_F_ROOT : 0;
+	if (!ri.clsact || (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
+		next->cfg.meta.flags |= QOS_META_F_CLSACT;
+	next->cfg.meta.ifindex = dev->ifindex;
+	return 0;
+}
+
 #define STEP(name)							\
 	do {								\
 		if (qos_fail_point(name)) {				\
@@ -171,7 +193,6 @@ int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_pla
 {
 	struct qos_policer saved[QOS_MAX_CLASSES];
 	struct qos_rules in_map = {};
-	struct qos_root_info ri;
 	struct qos_progs target;
 	struct qos_rule_maps rm;
 	struct nl_sock *sk = NULL;
@@ -189,17 +210,10 @@ int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_pla
 	if (next->empty)
 		return teardown(dev, cur, err, errlen);
 
-	ret = qos_nl_open(&sk);
-	ret = ret ?: qos_root_info(sk, dev->ifindex, &ri);
-	if (ret) {
-		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
+	ret = qos_install_prepare(dev, next, cur, err, errlen);
+	ret = ret ?: qos_nl_open(&sk);
+	if (ret)
 		goto out;
-	}
-	/* Flags qosctl owns by: the root it builds, the clsact it creates. */
-	next->cfg.meta.flags = next->cfg.meta.sched != QOS_SCHED_NONE ? QOS_META_F_ROOT : 0;
-	if (!ri.clsact || (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
-		next->cfg.meta.flags |= QOS_META_F_CLSACT;
-	next->cfg.meta.ifindex = dev->ifindex;
 
 	ret = pick_progs(dev, next, held, &target, err, errlen);
 	if (ret)

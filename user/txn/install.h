@@ -31,6 +31,14 @@ struct qos_undo {
 int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
 		const struct qos_progs *held, struct qos_undo *undo, char *err, size_t errlen);
 
+/*
+ * Set what @next will own on @dev (the root qdisc, a clsact qdisc it
+ * creates) in its meta flags, so a record written before the install says
+ * what a killed install may have left. qos_install() calls it too.
+ */
+int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
+			char *err, size_t errlen);
+
 void qos_undo_init(struct qos_undo *undo);
 void qos_undo_free(struct qos_undo *undo);
 

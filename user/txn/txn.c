@@ -36,7 +36,10 @@ static int roll_back_record(struct qos_dev *dev, struct qos_rec *rec, const char
 	ret = qos_install(dev, &rec->prev, &cur, NULL, NULL, err, errlen);
 	qos_plan_free(&cur);
 	if (!ret) {
+		dev->recovered = true;
 		qos_rec_remove(dev);
+		if (rec->prev.empty)
+			qos_dev_forget(dev);
 		syslog(LOG_WARNING, "qosctl: dev %s: %s: rolled back to %s", dev->name, why,
 		       rec->prev.empty ? "no profile" : rec->prev.cfg.meta.profile);
 		qos_dbg("dev %s: %s: rolled back", dev->name, why);
@@ -165,8 +168,11 @@ static int change(struct qos_dev *dev, struct qos_plan *next, struct qos_undo *u
 
 	qos_undo_init(&undo);
 	ret = qos_plan_current(dev, &rec.prev, err, errlen);
-	if (ret)
+	ret = ret ?: qos_install_prepare(dev, next, &rec.prev, err, errlen);
+	if (ret) {
+		qos_plan_free(&rec.prev);
 		return ret;
+	}
 	rec.next = *next;
 	ret = qos_rec_write(dev, &rec);
 	qos_plan_free(&rec.prev);
@@ -280,6 +286,10 @@ int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
 	int ret;
 
 	cancel_confirm(dev);
+	/* A remove that found a killed apply and rolled it back to nothing
+	 * has done its job. */
+	if (!dev->applied && dev->recovered)
+		return 0;
 	if (!dev->applied && !force) {
 		snprintf(err, errlen, "dev %s: no qosctl profile applied", dev->name);
 		return -ENOENT;
@@ -299,6 +309,16 @@ int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
 		qos_dev_forget(dev);
 	}
 	return ret;
+}
+
+void qos_txn_close(struct qos_dev *dev)
+{
+	struct qos_rec rec;
+
+	/* A device a command leaves without qosctl state keeps no file. */
+	if (dev->lock_fd >= 0 && !dev->applied && qos_rec_read(dev, &rec) == -ENOENT)
+		qos_dev_forget(dev);
+	qos_dev_close(dev);
 }
 
 int qos_txn_confirm(struct qos_dev *dev, char *err, size_t errlen)

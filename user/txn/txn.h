@@ -21,6 +21,10 @@
 int qos_txn_open(struct qos_dev *dev, const char *name, unsigned int flags, char *err,
 		 size_t errlen);
 
+/* Release a device opened with qos_txn_open(); its lock file goes too if
+ * the device is left with no qosctl state. */
+void qos_txn_close(struct qos_dev *dev);
+
 /*
  * For read-only commands: true if @dev has an apply whose confirmation is
  * overdue and whose keeper is gone, so that the caller reopens it with
