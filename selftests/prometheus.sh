@@ -120,7 +120,7 @@ for url in "http://[::1]:$port/metrics" "http://127.0.0.1:$((port + 1))/metrics"
 	check_err $? "$msg"
 	log_test "exporter serves parseable /metrics on $url"
 done
-fetch "http://[::1]:$port/" >/dev/null 2>"$tmp/code"
+fetch "http://[::1]:$port/nonexistent" >/dev/null 2>"$tmp/code"
 [ "$(cat "$tmp/code")" = 404 ]
 check_err $? "off /metrics: $(cat "$tmp/code")"
 log_test "exporter answers 404 off /metrics"
