@@ -17,7 +17,6 @@
 static int dry_run(const char *profile, const char *dev, uint64_t bps)
 {
 	struct qos_root_info ri = {};
-	struct nl_sock *sk = NULL;
 	struct qos_plan plan;
 	char err[512];
 	int ifindex;
@@ -31,9 +30,7 @@ static int dry_run(const char *profile, const char *dev, uint64_t bps)
 		qos_err("apply: %s", err);
 		return -1;
 	}
-	if (!qos_nl_open(&sk))
-		qos_root_info(sk, ifindex, &ri);
-	qos_nl_close(sk);
+	qos_root_read(ifindex, &ri);
 	qos_dry_run(stdout, dev, profile, bps, &plan, ri.clsact);
 	qos_plan_free(&plan);
 	return 0;
@@ -75,7 +72,9 @@ int do_apply(int argc, char **argv)
 	return 0;
 }
 
-int do_remove(int argc, char **argv)
+/* remove and confirm: one device, opened for a change, one action. */
+static int on_dev(const char *cmd, int argc, char **argv, unsigned int flags,
+		  int (*act)(struct qos_dev *dev, char *err, size_t errlen))
 {
 	struct qos_dev dev;
 	struct args a = {};
@@ -84,38 +83,41 @@ int do_remove(int argc, char **argv)
 
 	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
 		return -EINVAL;
-	ret = qos_txn_open(&dev, a.dev, opt.force ? QOS_DEV_BROKEN : 0, err, sizeof(err));
+	ret = qos_txn_open(&dev, a.dev, flags, err, sizeof(err));
 	if (!ret) {
-		ret = qos_txn_remove(&dev, opt.force, err, sizeof(err));
+		ret = act(&dev, err, sizeof(err));
 		qos_txn_close(&dev);
 	}
-	if (ret) {
-		qos_err("remove: %s", err);
-		return -1;
-	}
-	return 0;
+	if (ret < 0)
+		qos_err("%s: %s", cmd, err);
+	return ret;
+}
+
+static int remove_dev(struct qos_dev *dev, char *err, size_t errlen)
+{
+	return qos_txn_remove(dev, opt.force, err, errlen);
+}
+
+int do_remove(int argc, char **argv)
+{
+	return on_dev("remove", argc, argv, opt.force ? QOS_DEV_BROKEN : 0, remove_dev) ? -1 : 0;
+}
+
+/* 1 confirmed, else an error. */
+static int confirm_dev(struct qos_dev *dev, char *err, size_t errlen)
+{
+	if (qos_txn_confirm(dev, err, errlen))
+		return 1;
+	snprintf(err, errlen, "dev %s: no apply is waiting for confirmation", dev->name);
+	return -ENOENT;
 }
 
 int do_confirm(int argc, char **argv)
 {
-	struct qos_dev dev;
-	struct args a = {};
-	char err[512];
-	int ret;
+	int ret = on_dev("confirm", argc, argv, 0, confirm_dev);
 
-	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
-		return -EINVAL;
-	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
-	if (ret) {
-		qos_err("confirm: %s", err);
-		return ret;
-	}
-	ret = qos_txn_confirm(&dev, err, sizeof(err));
-	qos_txn_close(&dev);
-	if (!ret) {
-		qos_err("confirm: dev %s: no apply is waiting for confirmation", a.dev);
-		return -ENOENT;
-	}
-	printf("dev %s: confirmed\n", a.dev);
+	if (ret != 1)
+		return -1;
+	printf("dev %s: confirmed\n", argv[1]);
 	return 0;
 }

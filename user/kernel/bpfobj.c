@@ -73,6 +73,18 @@ static int dup_fd(int fd)
 	return n < 0 ? -errno : n;
 }
 
+/* Close what a failed fill of @p opened: failed slots hold an error. */
+static void progs_abandon(struct qos_progs *p)
+{
+	int i;
+
+	for (i = 0; i < QOS_DIR_MAX; i++)
+		p->prog[i] = p->prog[i] < 0 ? -1 : p->prog[i];
+	for (i = 0; i < QOS_MAP_MAX; i++)
+		p->map[i] = p->map[i] < 0 ? -1 : p->map[i];
+	qos_progs_close(p);
+}
+
 int qos_progs_dup(const struct qos_progs *src, struct qos_progs *dst)
 {
 	int i, ret = 0;
@@ -86,13 +98,8 @@ int qos_progs_dup(const struct qos_progs *src, struct qos_progs *dst)
 	for (i = 0; i < QOS_MAP_MAX && !ret; i++)
 		if ((dst->map[i] = dup_fd(src->map[i])) < -1)
 			ret = dst->map[i];
-	if (ret) {
-		for (i = 0; i < QOS_DIR_MAX; i++)
-			dst->prog[i] = dst->prog[i] < 0 ? -1 : dst->prog[i];
-		for (i = 0; i < QOS_MAP_MAX; i++)
-			dst->map[i] = dst->map[i] < 0 ? -1 : dst->map[i];
-		qos_progs_close(dst);
-	}
+	if (ret)
+		progs_abandon(dst);
 	return ret;
 }
 
@@ -179,13 +186,8 @@ int qos_progs_load(const struct qos_progs *share, uint32_t rule_entries, struct 
 	}
 	out->rule_entries = rule_entries;
 out:
-	if (ret) {
-		for (i = 0; i < QOS_DIR_MAX; i++)
-			out->prog[i] = out->prog[i] < 0 ? -1 : out->prog[i];
-		for (i = 0; i < QOS_MAP_MAX; i++)
-			out->map[i] = out->map[i] < 0 ? -1 : out->map[i];
-		qos_progs_close(out);
-	}
+	if (ret)
+		progs_abandon(out);
 	qos__destroy(skel);
 	return ret;
 }

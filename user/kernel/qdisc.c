@@ -113,18 +113,18 @@ static int add_qdisc(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t 
 
 /* PRIO and TBF refuse to exist without parameters (libnl asserts on a
  * PRIO without a priomap): give the probe the smallest valid ones. */
-static int probe_qdisc(struct nl_sock *sk, const char *kind)
+static int probe_qdisc(struct nl_sock *sk, const char *kind, uint32_t handle)
 {
 	uint8_t map[TC_PRIO_MAX + 1] = {};
 	struct rtnl_qdisc *q;
 	int err;
 
 	if (strcmp(kind, "prio") && strcmp(kind, "tbf"))
-		return add_qdisc(sk, 1, TC_H_ROOT, 0x10000, kind, 0, NLM_F_CREATE);
+		return add_qdisc(sk, 1, TC_H_ROOT, handle, kind, 0, NLM_F_CREATE | NLM_F_REPLACE);
 	q = rtnl_qdisc_alloc();
 	if (!q)
 		return -ENOMEM;
-	err = tc_init(TC_CAST(q), 1, TC_H_ROOT, 0x10000, kind);
+	err = tc_init(TC_CAST(q), 1, TC_H_ROOT, handle, kind);
 	if (!err && !strcmp(kind, "prio")) {
 		rtnl_qdisc_prio_set_bands(q, 2);
 		err = rtnl_qdisc_prio_set_priomap(q, map, sizeof(map));
@@ -132,43 +132,61 @@ static int probe_qdisc(struct nl_sock *sk, const char *kind)
 		rtnl_qdisc_tbf_set_limit(q, 2 * QOS_MTU_FRAME);
 		rtnl_qdisc_tbf_set_rate(q, 125000, 2 * QOS_MTU_FRAME, 0);
 	}
-	err = err ?: rtnl_qdisc_add(sk, q, NLM_F_CREATE);
+	err = err ?: rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
 	rtnl_qdisc_put(q);
 	return nl_to_errno(err);
 }
 
+/* Every kind qosctl may build, probed together: one throw-away namespace
+ * costs tens of milliseconds, most of an apply. */
+static const char *const probe_kinds[] = { "htb", "fq_codel", "prio", "tbf" };
+
 bool qos_qdisc_available(const char *kind)
 {
-	static struct {
-		char kind[16];
-		bool avail;
-	} cache[8];
-	static unsigned int ncache;
+	static int avail = -1;
 	unsigned int i;
 	int status;
 	pid_t pid;
 
-	for (i = 0; i < ncache; i++)
-		if (!strcmp(cache[i].kind, kind))
-			return cache[i].avail;
+	for (i = 0; i < ARRAY_SIZE(probe_kinds); i++)
+		if (!strcmp(probe_kinds[i], kind))
+			break;
+	if (i == ARRAY_SIZE(probe_kinds))
+		return false;
+	if (avail >= 0)
+		return avail & 1 << i;
 
 	pid = fork();
 	if (pid == 0) {
 		struct nl_sock *sk = NULL;
+		unsigned int k, bits = 0;
 
 		if (unshare(CLONE_NEWNET) || qos_nl_open(&sk))
-			_exit(2);
-		/* lo is ifindex 1 in every new namespace. */
-		_exit(probe_qdisc(sk, kind) ? 1 : 0);
+			_exit(0);
+		/* lo is ifindex 1 in every new namespace; each probe replaces
+		 * the root the one before left, under a handle of its own (a
+		 * qdisc cannot be replaced by one of another kind under the
+		 * same handle). */
+		for (k = 0; k < ARRAY_SIZE(probe_kinds); k++)
+			if (!probe_qdisc(sk, probe_kinds[k], (k + 1) << 16))
+				bits |= 1U << k;
+		_exit(bits);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return false;
-	if (ncache < ARRAY_SIZE(cache)) {
-		snprintf(cache[ncache].kind, sizeof(cache[ncache].kind), "%s", kind);
-		cache[ncache].avail = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-		return cache[ncache++].avail;
-	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	avail = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	return avail & 1 << i;
+}
+
+int qos_root_read(int ifindex, struct qos_root_info *ri)
+{
+	struct nl_sock *sk = NULL;
+	int ret;
+
+	ret = qos_nl_open(&sk);
+	ret = ret ?: qos_root_info(sk, ifindex, ri);
+	qos_nl_close(sk);
+	return ret;
 }
 
 int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri)

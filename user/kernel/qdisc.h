@@ -41,6 +41,8 @@ void qos_nl_close(struct nl_sock *sk);
 bool qos_qdisc_available(const char *kind);
 
 int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri);
+/* The same on a netlink socket of its own. */
+int qos_root_read(int ifindex, struct qos_root_info *ri);
 
 /*
  * Make the qdisc tree on @ifindex hold every class of @meta with its rates

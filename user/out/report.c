@@ -220,6 +220,9 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
 		json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
 		json_object_object_add(o, "programs", progs);
+		if (r->confirm_left >= 0)
+			json_object_object_add(o, "rollback_in_s",
+					       json_object_new_int64(r->confirm_left));
 		for (i = 0; i < r->meta.nclasses; i++) {
 			const struct qos_meta_class *mc = &r->cls[i].mc;
 			json_object *c = json_object_new_object();
@@ -255,6 +258,9 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		qos_sched_name(r->meta.sched), cid, r->cfg.mark_mask);
 	fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
 		r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
+	if (r->confirm_left >= 0)
+		fprintf(f, "unconfirmed: rolls back in %lds unless 'qosctl confirm dev %s'\n",
+			r->confirm_left, r->dev);
 	fprintf(f, "%-10s %3s %-8s %-10s %-10s %4s %-16s %s\n", "class", "id", "classid",
 		"rate", "ceil", "prio", "leaf", "dscp (v4 | v6)");
 	for (i = 0; i < r->meta.nclasses; i++) {

@@ -160,12 +160,9 @@ int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct
 			char *err, size_t errlen)
 {
 	struct qos_root_info ri;
-	struct nl_sock *sk = NULL;
 	int ret;
 
-	ret = qos_nl_open(&sk);
-	ret = ret ?: qos_root_info(sk, dev->ifindex, &ri);
-	qos_nl_close(sk);
+	ret = qos_root_read(dev->ifindex, &ri);
 	if (ret) {
 		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
 		return ret;
@@ -178,29 +175,125 @@ int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct
 	return 0;
 }
 
+/* What one install works with, between its steps. */
+struct install {
+	struct qos_dev *dev;
+	struct qos_plan *next;
+	const struct qos_plan *cur;
+	struct qos_progs target;	/* the programs @next runs with */
+	struct qos_rule_maps rm;	/* their rule table ... */
+	struct qos_rules in_map;	/* ... and the rules in it before */
+	struct nl_sock *sk;
+	bool fresh;			/* a new root qdisc */
+};
+
 #define STEP(name)							\
 	do {								\
 		if (qos_fail_point(name)) {				\
 			snprintf(err, errlen, "injected failure at %s", name); \
-			ret = -EIO;					\
-			goto out;					\
+			return -EIO;					\
 		}							\
 		qos_fault_point(name);					\
 	} while (0)
 
+/* Steps 1-4: nothing the data path reads changes yet but the policers. */
+static int stage(struct install *in, const struct qos_progs *held, char *err, size_t errlen)
+{
+	struct qos_policer saved[QOS_MAX_CLASSES];
+	struct qos_plan *next = in->next;
+	int ret;
+
+	ret = pick_progs(in->dev, next, held, &in->target, err, errlen);
+	if (ret)
+		return ret;
+	next->cfg.meta.obj_hash = qos_obj_hash();
+	next->cfg.meta.rule_entries = in->target.rule_entries;
+	STEP("load");
+
+	in->rm = qos_rule_maps_of(&in->target);
+	ret = qos_rules_read(&in->rm, &in->in_map, false);
+	ret = ret ?: qos_rules_stage(&in->rm, &in->in_map, &next->rules, &next->cfg.rs,
+				     &next->cfg.rules, err, errlen);
+	if (ret)
+		return ret;
+	STEP("rules");
+
+	ret = qos_police_install(in->target.map[QOS_MAP_POLICERS], next->police, saved);
+	if (ret) {
+		snprintf(err, errlen, "writing the policer map: %s", strerror(-ret));
+		return ret;
+	}
+	STEP("police");
+
+	if (next->cfg.meta.sched != QOS_SCHED_NONE) {
+		ret = tree_sync(in->dev, in->sk, next, in->cur, &in->fresh);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: building the qdisc tree: %s",
+				 in->dev->name, strerror(-ret));
+			return ret;
+		}
+	}
+	STEP("tree");
+	return 0;
+}
+
+/* Step 5: the configuration, returning the id of the inner map put in. */
+static int put_cfg(struct install *in, uint32_t *inner_id, char *err, size_t errlen)
+{
+	int inner, ret;
+
+	inner = qos_cfg_new(&in->next->cfg);
+	ret = inner < 0 ? inner : qos_cfg_put(in->target.map[QOS_MAP_CFG], inner);
+	*inner_id = ret ? 0 : qos_cfg_inner_id(in->target.map[QOS_MAP_CFG]);
+	if (inner >= 0)
+		close(inner);
+	if (ret)
+		snprintf(err, errlen, "writing the configuration: %s", strerror(-ret));
+	return ret;
+}
+
+/* Steps 5-8: the commit points, then what nothing refers to any more. */
+static int commit(struct install *in, char *err, size_t errlen)
+{
+	struct qos_dev *dev = in->dev;
+	bool clsact_created;
+	uint32_t inner_id;
+	int ret;
+
+	ret = put_cfg(in, &inner_id, err, errlen);
+	if (ret)
+		return ret;
+	STEP("cfg");
+
+	if (!attached(dev, &in->target)) {
+		ret = qos_progs_attach(dev->ifindex, &in->target, &clsact_created);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: attaching to clsact: %s", dev->name,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	STEP("attach");
+
+	ret = tree_prune(dev, in->sk, in->next, in->cur, in->fresh);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: removing old classes: %s", dev->name,
+			 strerror(-ret));
+		return ret;
+	}
+	qos_rules_retire(&in->rm, &in->in_map, &in->next->rules);
+	STEP("prune");
+
+	return verify(dev, &in->target, inner_id, err, errlen);
+}
+
 int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
 		const struct qos_progs *held, struct qos_undo *undo, char *err, size_t errlen)
 {
-	struct qos_policer saved[QOS_MAX_CLASSES];
-	struct qos_rules in_map = {};
-	struct qos_progs target;
-	struct qos_rule_maps rm;
-	struct nl_sock *sk = NULL;
-	uint32_t inner_id = 0;
-	bool fresh = false, clsact_created;
-	int inner = -1, ret;
+	struct install in = { .dev = dev, .next = next, .cur = cur };
+	int ret;
 
-	qos_progs_init(&target);
+	qos_progs_init(&in.target);
 	if (undo) {
 		ret = qos_plan_current(dev, &undo->prev, err, errlen);
 		ret = ret ?: qos_progs_dup(&dev->cur, &undo->held);
@@ -211,76 +304,12 @@ int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_pla
 		return teardown(dev, cur, err, errlen);
 
 	ret = qos_install_prepare(dev, next, cur, err, errlen);
-	ret = ret ?: qos_nl_open(&sk);
-	if (ret)
-		goto out;
-
-	ret = pick_progs(dev, next, held, &target, err, errlen);
-	if (ret)
-		goto out;
-	next->cfg.meta.obj_hash = qos_obj_hash();
-	next->cfg.meta.rule_entries = target.rule_entries;
-	STEP("load");
-
-	rm = qos_rule_maps_of(&target);
-	ret = qos_rules_read(&rm, &in_map, false);
-	ret = ret ?: qos_rules_stage(&rm, &in_map, &next->rules, &next->cfg.rs, &next->cfg.rules,
-				     err, errlen);
-	if (ret)
-		goto out;
-	STEP("rules");
-
-	ret = qos_police_install(target.map[QOS_MAP_POLICERS], next->police, saved);
-	if (ret) {
-		snprintf(err, errlen, "writing the policer map: %s", strerror(-ret));
-		goto out;
-	}
-	STEP("police");
-
-	if (next->cfg.meta.sched != QOS_SCHED_NONE) {
-		ret = tree_sync(dev, sk, next, cur, &fresh);
-		if (ret) {
-			snprintf(err, errlen, "dev %s: building the qdisc tree: %s", dev->name,
-				 strerror(-ret));
-			goto out;
-		}
-	}
-	STEP("tree");
-
-	inner = qos_cfg_new(&next->cfg);
-	ret = inner < 0 ? inner : qos_cfg_put(target.map[QOS_MAP_CFG], inner);
-	inner_id = ret ? 0 : qos_cfg_inner_id(target.map[QOS_MAP_CFG]);
-	if (ret) {
-		snprintf(err, errlen, "writing the configuration: %s", strerror(-ret));
-		goto out;
-	}
-	STEP("cfg");
-
-	if (!attached(dev, &target)) {
-		ret = qos_progs_attach(dev->ifindex, &target, &clsact_created);
-		if (ret) {
-			snprintf(err, errlen, "dev %s: attaching to clsact: %s", dev->name,
-				 strerror(-ret));
-			goto out;
-		}
-	}
-	STEP("attach");
-
-	ret = tree_prune(dev, sk, next, cur, fresh);
-	if (ret) {
-		snprintf(err, errlen, "dev %s: removing old classes: %s", dev->name,
-			 strerror(-ret));
-		goto out;
-	}
-	qos_rules_retire(&rm, &in_map, &next->rules);
-	STEP("prune");
-
-	ret = verify(dev, &target, inner_id, err, errlen);
-out:
-	if (inner >= 0)
-		close(inner);
-	qos_rules_free(&in_map);
-	qos_progs_close(&target);
-	qos_nl_close(sk);
+	if (!ret && (ret = qos_nl_open(&in.sk)))
+		snprintf(err, errlen, "netlink: %s", strerror(-ret));
+	ret = ret ?: stage(&in, held, err, errlen);
+	ret = ret ?: commit(&in, err, errlen);
+	qos_rules_free(&in.in_map);
+	qos_progs_close(&in.target);
+	qos_nl_close(in.sk);
 	return ret;
 }

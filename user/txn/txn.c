@@ -124,13 +124,10 @@ static int check_foreign(struct qos_dev *dev, const struct qos_plan *next, char 
 			 size_t errlen)
 {
 	struct qos_root_info ri;
-	struct nl_sock *sk = NULL;
 	bool ours;
 	int ret;
 
-	ret = qos_nl_open(&sk);
-	ret = ret ?: qos_root_info(sk, dev->ifindex, &ri);
-	qos_nl_close(sk);
+	ret = qos_root_read(dev->ifindex, &ri);
 	if (ret) {
 		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
 		return ret;
