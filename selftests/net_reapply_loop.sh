@@ -60,19 +60,24 @@ links()
 		'[.[] | select(.prog_id as $p | $ids | index($p))] | length'
 }
 
+# cfg_outer: id of the qos_cfg map of the programs at qosctl's filter.
+cfg_outer()
+{
+	local m
+
+	for m in $(bpftool prog show id "$(progs | head -1)" -j | jq '.map_ids[]'); do
+		bpftool map show id "$m" -j | jq -r 'select(.name == "qos_cfg") | .id'
+	done
+}
+
 # cfg_inner: id of the configuration map in the slot of qos_cfg: a new
-# one with every apply (user/kernel/bpfobj.c), the old one freed.
+# one with every apply (user/kernel/bpfobj.c), the old one freed. The
+# programs, hence qos_cfg, stay across the loop: its id is read once.
 cfg_inner()
 {
-	local m p
-
-	p=$(progs | head -1)
-	for m in $(bpftool prog show id "$p" -j | jq '.map_ids[]'); do
-		bpftool map show id "$m" -j | jq -r 'select(.name == "qos_cfg") | .id'
-	done | while read -r m; do
-		bpftool map lookup id "$m" key 0 0 0 0 -j |
-			jq '.value | map(ltrimstr("0x")) | reverse | join("") | ("0x" + .) ' -r
-	done | xargs printf '%d\n'
+	bpftool map lookup id "$OUTER" key 0 0 0 0 -j |
+		jq -r '.value | map(ltrimstr("0x")) | reverse | join("") | "0x" + .' |
+		xargs printf '%d\n'
 }
 
 snapshot()
@@ -88,6 +93,7 @@ for dev in "$R_IF1" "$R_IF2"; do
 done
 snapshot >"$TMP/before"
 progs >"$TMP/seen"
+OUTER=$(cfg_outer)
 cfg_inner >"$TMP/inner"
 
 in_ns "$H1" ping -4 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w $DEADLINE "$H2_V4" >"$TMP/v4" 2>&1 &
