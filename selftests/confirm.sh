@@ -79,7 +79,8 @@ check_err $? "profile after the timeout: $(profile)"
 log_test "a plain apply confirms a pending one"
 
 # A holder of the lock delays qosctl until it lets go.
-flock "$(lock_file "$R" "$R_IF2")" sleep 2 &
+lock=$(lock_file "$R" "$R_IF2")
+flock "$lock" sleep 2 &
 holder=$!
 defer kill $holder
 sleep 0.3

@@ -295,10 +295,11 @@ int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_pla
 
 	qos_progs_init(&in.target);
 	if (undo) {
-		ret = qos_plan_current(dev, &undo->prev, err, errlen);
-		ret = ret ?: qos_progs_dup(&dev->cur, &undo->held);
-		if (ret)
+		ret = qos_progs_dup(&dev->cur, &undo->held);
+		if (ret) {
+			snprintf(err, errlen, "holding the running programs: %s", strerror(-ret));
 			return ret;
+		}
 	}
 	if (next->empty)
 		return teardown(dev, cur, err, errlen);

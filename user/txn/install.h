@@ -10,8 +10,9 @@
 #include "txn/plan.h"
 
 /*
- * What an install replaced, held until the caller commits (qos_undo_free)
+ * What an install replaces, held until the caller commits (qos_undo_free)
  * or rolls back (qos_install(dev, &undo->prev, next, &undo->held, NULL)).
+ * The caller reads @prev (qos_plan_current()); the install holds @held.
  */
 struct qos_undo {
 	struct qos_plan prev;		/* the state before, as a plan */
@@ -23,7 +24,7 @@ struct qos_undo {
  * crash, part of the way from @cur to something else (@cur then describes
  * that something, so its qdisc tree is cleared). @held: programs to run
  * (a rollback's), or NULL to keep what runs when it can run @next, else
- * load new ones. @undo, if not NULL, receives what is needed to go back.
+ * load new ones. @undo, if not NULL, receives the programs that ran.
  * The device's lock must be held. On success @dev is reloaded and what it
  * runs has been checked against what was installed; on failure nothing
  * is undone here: the caller rolls back through this same function.

@@ -25,11 +25,12 @@ static int roll_back_record(struct qos_dev *dev, struct qos_rec *rec, const char
 	struct qos_plan cur;
 	int ret;
 
-	/* What runs now, with the tree the change may have built. */
+	/* What runs now, with the qdisc tree the change may have built: the
+	 * classes of the recorded next plan are what to prune. */
 	ret = qos_plan_current(dev, &cur, err, errlen);
 	if (ret)
 		return ret;
-	if (cur.empty || rec->next.cfg.meta.qdisc_handle != cur.cfg.meta.qdisc_handle) {
+	if (!rec->next.empty) {
 		cur.empty = false;
 		cur.cfg.meta = rec->next.cfg.meta;
 	}
@@ -164,18 +165,18 @@ static int change(struct qos_dev *dev, struct qos_plan *next, struct qos_undo *u
 	int ret, rret;
 
 	qos_undo_init(&undo);
-	ret = qos_plan_current(dev, &rec.prev, err, errlen);
-	ret = ret ?: qos_install_prepare(dev, next, &rec.prev, err, errlen);
-	if (ret) {
-		qos_plan_free(&rec.prev);
-		return ret;
+	ret = qos_plan_current(dev, &undo.prev, err, errlen);
+	ret = ret ?: qos_install_prepare(dev, next, &undo.prev, err, errlen);
+	if (!ret) {
+		rec.prev = undo.prev;
+		rec.next = *next;
+		ret = qos_rec_write(dev, &rec);
+		if (ret)
+			snprintf(err, errlen, "%s: writing the transaction record: %s",
+				 QOS_RUN_DIR, strerror(-ret));
 	}
-	rec.next = *next;
-	ret = qos_rec_write(dev, &rec);
-	qos_plan_free(&rec.prev);
 	if (ret) {
-		snprintf(err, errlen, "%s: writing the transaction record: %s", QOS_RUN_DIR,
-			 strerror(-ret));
+		qos_undo_free(&undo);
 		return ret;
 	}
 	qos_fault_point("record");
