@@ -2,10 +2,10 @@
 /*
  * Structures and constants shared by the BPF programs and qosctl.
  *
- * Everything in here is ABI between the two sides and is also the layout
- * of the maps pinned under /sys/fs/bpf/qosctl/<ifname>/: change a structure
- * and an older pinned map will be refused by libbpf at load time, which is
- * what we want.
+ * Everything in here is ABI between the two sides and the layout of the
+ * maps a device's programs hold. Maps are shared with a running pair of
+ * programs only when they come from the same object (qosctl compares the
+ * object's hash), so a changed structure never meets an older map.
  */
 #ifndef __QOS_COMMON_H
 #define __QOS_COMMON_H

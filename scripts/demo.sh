@@ -158,6 +158,6 @@ qosctl_ns "$R" stats dev "$R_IF2" || die "qosctl stats failed"
 section "6. Cleanup"
 qosctl_ns "$R" remove dev "$R_IF2" || die "qosctl remove failed"
 echo "qosctl remove: $(tc -n "$R" qdisc show dev "$R_IF2" | head -1)"
-echo "namespaces, servers and pinned maps go at exit."
+echo "namespaces and servers go at exit."
 echo "demo done in $(( $(date +%s) - start )) s"
 exit 0

@@ -55,7 +55,7 @@ if [ $want_vm -eq 1 ] && ! command -v vng >/dev/null 2>&1; then
 		pip3 install --quiet virtme-ng==1.42
 fi
 
-# bpffs is where qosctl pins its maps.
+# qosctl itself needs no bpffs; bpftool and the benchmarks look there.
 if ! mountpoint -q /sys/fs/bpf 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
 	mount -t bpf bpf /sys/fs/bpf
 fi

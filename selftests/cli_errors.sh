@@ -5,7 +5,7 @@
 # stdout and exactly one line on stderr, "qosctl: <what>", and change
 # nothing. They run in a namespace of their own with one veth pair, $IF
 # (with nothing applied) and $IF2 (with pip-20pct applied), whose qdiscs,
-# filters and pins are compared before and after the table.
+# filters and qosctl's files are compared before and after the table.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 

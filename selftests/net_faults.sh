@@ -10,7 +10,7 @@
 #    Documentation/reliability.rst) at every step of a fresh apply and of
 #    a re-apply over an applied profile; the next apply, and separately the
 #    next remove, reach a known state: after remove the default root qdisc,
-#    no clsact of ours, no pin directory; after apply `qosctl show -j`
+#    no clsact of ours, no files in /run/qosctl; after apply `qosctl show -j`
 #    matches what tc reports;
 #  - the interface deleted and re-created under an applied profile;
 #  - applies on two interfaces at the same time;

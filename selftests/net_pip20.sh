@@ -26,7 +26,7 @@
 #    leaf queue fills).
 # b. Exact counters: the per-class, per-family egress and ingress counters
 #    move by exactly the echo requests sent and the replies received.
-# c. remove leaves the kernel's default qdisc, no filter, no pinned map.
+# c. remove leaves the kernel's default qdisc, no filter, no qosctl file.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 

@@ -14,24 +14,33 @@
 #include "txn/plan.h"
 #include "txn/txn.h"
 
-static int dry_run(const char *profile, const char *dev, uint64_t bps)
+static int dry_run(const char *profile, const char *name, uint64_t bps)
 {
 	struct qos_root_info ri = {};
 	struct qos_plan plan;
+	struct qos_dev dev;
 	char err[512];
-	int ifindex;
+	int ifindex, ret;
 
-	ifindex = if_nametoindex(dev);
+	ifindex = if_nametoindex(name);
 	if (!ifindex) {
-		qos_err("apply: dev %s: no such device", dev);
+		qos_err("apply: dev %s: no such device", name);
 		return -ENODEV;
 	}
-	if (qos_plan_profile(profile, bps, &plan, err, sizeof(err))) {
+	ret = qos_plan_profile(profile, bps, &plan, err, sizeof(err));
+	/* What apply would keep: the live rules of what runs now (read as
+	 * it is: a dry-run finishes nothing either). */
+	if (!ret && !qos_dev_open(&dev, name, 0, err, sizeof(err))) {
+		ret = qos_plan_keep_live(&plan, &dev, err, sizeof(err));
+		qos_dev_close(&dev);
+	}
+	if (ret) {
 		qos_err("apply: %s", err);
+		qos_plan_free(&plan);
 		return -1;
 	}
 	qos_root_read(ifindex, &ri);
-	qos_dry_run(stdout, dev, profile, bps, &plan, ri.clsact);
+	qos_dry_run(stdout, name, profile, bps, &plan, ri.clsact);
 	qos_plan_free(&plan);
 	return 0;
 }

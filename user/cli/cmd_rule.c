@@ -56,7 +56,7 @@ static int open_rules(struct qos_dev *dev, const char *name, struct qos_rules *c
 	int ret;
 
 	ret = lock ? qos_txn_open(dev, name, 0, err, errlen) :
-		     qos_dev_open(dev, name, 0, err, errlen);
+		     qos_txn_open_read(dev, name, err, errlen);
 	if (ret)
 		return ret;
 	if (!dev->applied || !dev->have_cfg) {

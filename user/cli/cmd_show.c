@@ -16,22 +16,6 @@
 #include "out/watch.h"
 #include "txn/txn.h"
 
-/*
- * Read commands open the device without its lock, unless a change on it
- * died or an unconfirmed apply is overdue with nobody left to roll it
- * back: then they take the lock and finish that first, so no command ever
- * reports a state that is about to be undone.
- */
-static int open_read(const char *name, struct qos_dev *dev, char *err, size_t errlen)
-{
-	int ret = qos_dev_open(dev, name, 0, err, errlen);
-
-	if (ret || !qos_txn_overdue(dev))
-		return ret;
-	qos_dev_close(dev);
-	return qos_txn_open(dev, name, 0, err, errlen);
-}
-
 static int read_report(int argc, char **argv, const char *cmd, struct qos_report *r)
 {
 	struct qos_dev dev;
@@ -41,7 +25,7 @@ static int read_report(int argc, char **argv, const char *cmd, struct qos_report
 
 	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
 		return -EINVAL;
-	ret = open_read(a.dev, &dev, err, sizeof(err));
+	ret = qos_txn_open_read(&dev, a.dev, err, sizeof(err));
 	ret = ret ?: qos_report_read(&dev, r, err, sizeof(err));
 	if (!ret)
 		r->confirm_left = qos_txn_pending(&dev);

@@ -71,6 +71,11 @@ int qos_run_dir_open(char *err, size_t errlen)
 		close(fd);
 		return -errno;
 	}
+	/* Ours but readable by others (an older qosctl made it 0755): the
+	 * names in it say which devices are managed; close it. */
+	if (st.st_uid == geteuid() && !(st.st_mode & 022) && (st.st_mode & 077) &&
+	    !fchmod(fd, 0700))
+		st.st_mode &= ~077;
 	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
 		snprintf(err, errlen,
 			 "%s: owned by uid %u with mode %04o: refused, it must be owned by uid %u "

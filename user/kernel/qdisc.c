@@ -481,10 +481,11 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 		return prio_sync(sk, ifindex, meta);
 
 	/* A new root grafts over the kernel's default in one step. HTB has no
-	 * qdisc change operation, so an existing root is left as it is (the
-	 * caller asks for a fresh tree when the default class moves). Until
-	 * the leaf classes exist, HTB sends packets for the missing default
-	 * class through its direct queue rather than dropping them. */
+	 * qdisc change operation, so an existing root is left as it is: its
+	 * own default class no longer matters once the egress program puts
+	 * every packet in a class. Until the leaf classes exist, HTB sends
+	 * packets for the missing default class through its direct queue
+	 * rather than dropping them. */
 	if (fresh) {
 		err = set_htb_root(sk, ifindex, major,
 				   TC_H_MIN(qos_classid(0, meta->default_class)),

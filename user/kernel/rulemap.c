@@ -207,6 +207,11 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* A smaller table (new programs) cannot hold an id from a larger
+	 * one: such a rule gets a new id, and its hits start again. */
+	for (i = 0; i < next->n; i++)
+		if (next->r[i].id >= m->capacity)
+			next->r[i].id = 0;
 	ret = assign_ids(m, next, in_cur, in_next, fresh, err, errlen);
 	ret = ret ?: qos_rules_validate(next, m->capacity, NULL, err, errlen);
 	ret = ret ?: qos_rules_shapes(next, set, NULL, err, errlen);
@@ -245,7 +250,7 @@ void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur
 	size_t i;
 
 	for (i = 0; in_next && i < cur->n; i++)
-		if (!in_next[cur->r[i].id])
+		if (cur->r[i].id >= m->capacity || !in_next[cur->r[i].id])
 			delete_rule(m, &cur->r[i]);
 	free(in_next);
 }
@@ -258,12 +263,12 @@ void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cu
 
 	if (in_cur && in_next) {
 		for (i = 0; i < next->n; i++)
-			if (!in_cur[next->r[i].id])
+			if (next->r[i].id < m->capacity && !in_cur[next->r[i].id])
 				delete_rule(m, &next->r[i]);
 		/* Entries of @cur that a staged rule with the same match
 		 * overwrote. */
 		for (i = 0; i < cur->n; i++)
-			if (!in_next[cur->r[i].id])
+			if (cur->r[i].id < m->capacity && !in_next[cur->r[i].id])
 				write_rule(m, &cur->r[i]);
 	}
 	free(in_cur);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Policers: profile keys, resolution into struct qos_policer with the
- * arithmetic of bpf/lib/tb.h, installation in the pinned qos_policers map,
- * and their part of `show` and `stats`.
+ * Policers as data: profile keys and their resolution into struct
+ * qos_policer with the arithmetic of bpf/lib/tb.h.
  */
 #include <errno.h>
 #include <json-c/json.h>

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The dry-run plan. Everything is computed by the functions apply uses
- * (profile resolution, qos_tree_plan(), qos_profile_fill_cfg(), the
- * quantum and burst rules of qdisc.c), so the plan is what apply installs;
- * selftests/dryrun.sh holds the two against each other with tc -j.
+ * The dry-run prints the plan apply installs (txn/plan.c), with the
+ * quantum and burst rules of kernel/qdisc.c; selftests/dryrun.sh holds the
+ * two against each other with tc -j.
  *
  * The output is a shell script: tc commands, and the map contents as
  * comments. Sizes are printed in bytes and rates in bit/s, as tc reads

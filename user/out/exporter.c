@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * `qosctl exporter`: /metrics over HTTP with libmicrohttpd, one internal
- * polling thread. Every scrape reads the pinned maps and the qdisc
+ * polling thread. Every scrape reads the devices' maps and the qdisc
  * statistics afresh; nothing is cached between scrapes, so the exporter
  * holds no state and sees profiles applied after it started.
  */

@@ -108,14 +108,26 @@ static bool attached(const struct qos_dev *dev, const struct qos_progs *p)
 	       dev->cur.prog_id[1] == p->prog_id[1];
 }
 
-/* Step 4: the tree of @next over that of @cur; *fresh: a new root. */
+/*
+ * Step 4: the tree of @next over that of @cur; *fresh: a new root. Whether
+ * the root can be changed in place is the kernel's to say (the root there
+ * may be @cur's, or after a failure or a crash still the one before it):
+ * HTB has no change operation for its qdisc, so a root of @next's kind
+ * and handle is kept and anything else replaced.
+ */
 static int tree_sync(struct qos_dev *dev, struct nl_sock *sk, const struct qos_plan *next,
 		     const struct qos_plan *cur, bool *fresh)
 {
 	const struct qos_meta *nm = &next->cfg.meta, *cm = &cur->cfg.meta;
+	struct qos_root_info ri;
+	int ret;
 
-	*fresh = !has_tree(cur) || cm->qdisc_handle != nm->qdisc_handle || cm->sched != nm->sched;
-	if (!*fresh && same_tree(nm, cm))
+	ret = qos_root_info(sk, dev->ifindex, &ri);
+	if (ret)
+		return ret;
+	*fresh = !ri.present || ri.is_default || ri.handle != nm->qdisc_handle ||
+		 strcmp(ri.kind, qos_sched_name(nm->sched));
+	if (!*fresh && has_tree(cur) && same_tree(nm, cm))
 		return 0;
 	return qos_tree_sync(sk, dev->ifindex, nm, *fresh);
 }

@@ -93,6 +93,16 @@ int qos_txn_open(struct qos_dev *dev, const char *name, unsigned int flags, char
 	return ret;
 }
 
+int qos_txn_open_read(struct qos_dev *dev, const char *name, char *err, size_t errlen)
+{
+	int ret = qos_dev_open(dev, name, 0, err, errlen);
+
+	if (ret || !qos_txn_overdue(dev))
+		return ret;
+	qos_dev_close(dev);
+	return qos_txn_open(dev, name, 0, err, errlen);
+}
+
 bool qos_txn_overdue(const struct qos_dev *dev)
 {
 	struct qos_rec rec;
@@ -293,9 +303,14 @@ int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
 		return -ENOENT;
 	}
 	if (force && (!dev->applied || !dev->have_cfg)) {
-		/* Broken or missing state: whatever is at qosctl's slot. */
+		uint32_t id[QOS_DIR_MAX] = {};
+
+		/* Broken or missing state: whatever is at qosctl's slot. The
+		 * clsact qdisc goes only with something of ours on it. */
+		qos_slot_query(dev->ifindex, QOS_DIR_INGRESS, &id[QOS_DIR_INGRESS]);
+		qos_slot_query(dev->ifindex, QOS_DIR_EGRESS, &id[QOS_DIR_EGRESS]);
 		ret = qos_progs_detach(dev->ifindex, NULL);
-		if (!ret)
+		if (!ret && (id[QOS_DIR_INGRESS] || id[QOS_DIR_EGRESS]))
 			qos_clsact_destroy_if_empty(dev->ifindex);
 		if (ret)
 			snprintf(err, errlen, "dev %s: detaching: %s", dev->name, strerror(-ret));

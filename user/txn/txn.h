@@ -26,6 +26,14 @@ int qos_txn_open(struct qos_dev *dev, const char *name, unsigned int flags, char
 void qos_txn_close(struct qos_dev *dev);
 
 /*
+ * Open @name for reading, without its lock, unless a change on it died or
+ * an unconfirmed apply is overdue with nobody left to roll it back: then
+ * take the lock and finish that first (qos_txn_open()), so no command
+ * reports a state that is about to be undone.
+ */
+int qos_txn_open_read(struct qos_dev *dev, const char *name, char *err, size_t errlen);
+
+/*
  * For read-only commands: true if @dev has an apply whose confirmation is
  * overdue and whose keeper is gone, so that the caller reopens it with
  * qos_txn_open(), which rolls it back.
