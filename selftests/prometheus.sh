@@ -58,12 +58,12 @@ if pk:
     if pk.type != "counter":
         bad.append(f"qosctl_class_packets is a {pk.type}")
     for s in pk.samples:
-        if set(s.labels) != {"dev", "direction", "class", "family"}:
+        if set(s.labels) != {"device", "direction", "class", "family"}:
             bad.append(f"labels {sorted(s.labels)}")
             break
     pip = next(c for c in stats["classes"] if c["name"] == "pip")
     for fam in ("ipv4", "ipv6"):
-        got = [s.value for s in pk.samples if s.labels == {"dev": dev, "direction": "egress",
+        got = [s.value for s in pk.samples if s.labels == {"device": dev, "direction": "egress",
                "class": "pip", "family": fam}]
         want = pip["egress"][fam]["packets"]
         if got != [want]:
@@ -85,7 +85,7 @@ log_test "stats --prometheus parses and matches stats -j"
 qosctl_ns "$R" stats --prometheus >"$tmp/all"
 msg=$(check "$tmp/all" "$R_IF2")
 check_err $? "$msg"
-grep -q "dev=\"$R_IF1\"" "$tmp/all"
+grep -q "device=\"$R_IF1\"" "$tmp/all"
 check_err $? "$R_IF1 missing from the all-interfaces output"
 log_test "stats --prometheus without dev covers every interface"
 
