@@ -49,6 +49,30 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# promtool, for `promtool check metrics` in selftests/prometheus.sh, from
+# Debian's prometheus package. Only that binary is taken: installing the
+# package would bring a Prometheus server that its postinst starts on a
+# machine with systemd, and 100 MB for one check.
+if ! command -v promtool >/dev/null 2>&1; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: promtool missing and not root" >&2
+		exit 1
+	fi
+	echo "install-deps: installing promtool from Debian's prometheus package"
+	dl=$(mktemp -d)
+	trap 'rm -rf "$dl"' EXIT
+	get_prometheus()
+	{
+		(cd "$dl" && apt-get download -qq -o APT::Sandbox::User=root prometheus)
+	}
+	get_prometheus || { apt-get update -qq && get_prometheus; }
+	dpkg-deb --fsys-tarfile "$dl"/prometheus_*.deb |
+		tar -xO ./usr/bin/promtool >/usr/local/bin/promtool.new
+	chmod 0755 /usr/local/bin/promtool.new
+	mv /usr/local/bin/promtool.new /usr/local/bin/promtool
+	promtool --version >/dev/null
+fi
+
 if [ $want_vm -eq 1 ] && ! command -v vng >/dev/null 2>&1; then
 	echo "install-deps: installing virtme-ng from PyPI"
 	pip3 install --quiet --break-system-packages virtme-ng==1.42 2>/dev/null ||

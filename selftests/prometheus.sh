@@ -1,17 +1,48 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# `qosctl stats --prometheus` and `qosctl exporter` produce text that the
-# Prometheus project's own parser (python3-prometheus-client) accepts,
-# with the class counters labelled dev, direction, class, family and
-# values that match `stats -j`. The exporter answers on an IPv6 and an
-# IPv4 address, and 404 off /metrics.
+# The Prometheus text of `qosctl stats --prometheus` and `qosctl exporter`:
+# promtool check metrics accepts it; its families, types and labels are the
+# ones Documentation/metrics.rst lists; after known traffic every counter
+# of both devices moved by exactly what was sent; the exporter serves the
+# same series on an IPv6 and an IPv4 address; the Grafana dashboard queries
+# only what exists.
 #
-#   h1 ---- r ($R_IF1, $R_IF2: pip-20pct; exporter on [::1] and 127.0.0.1) ---- h2
+#   h1 ------------------------- r ------------------------------ h2
+#   $H1_IF         $R_IF1: test profile        $R_IF2: pip-20pct    $H2_IF
+#                  pip policed hard (trTCM:    exporter on [::1]    nft drops
+#                  yellow remarked to AF11,    and 127.0.0.1        6in4 and
+#                  red dropped); 300 named                          udp/9999
+#                  rules and 1 unnamed
+#
+# h1 -> h2, per family: pings in pip (EF), be (AF11) and lbe (CS1);
+# 6in4 datagrams whose inner header is CS1 (lbe, family ipv6in4); IPv6 UDP
+# in CS1 that rule h1udp on $R_IF1 puts in be. With G, Y, R the colours
+# $R_IF1's policer gave the pip pings of a family, the counters must move
+# by exactly (bytes: packets x frame size; 0 where nothing is listed):
+#
+#   $R_IF1 ingress  pip G+Y+R (drop verdicts R, remark Y), be pings (+UDP),
+#                   lbe pings, lbe/ipv6in4 the 6in4 datagrams
+#   $R_IF2 egress   the class in the mark: pip G+Y, be pings (+UDP), lbe
+#                   pings, lbe/ipv6in4 the 6in4 datagrams
+#   $R_IF2 ingress, $R_IF1 egress (replies, classified by their DSCP, the
+#                   request's): pip G, be replies + Y, lbe replies
+#   qdisc classes   sent what their egress counted; the root, their sum
+#   rules           h1udp the UDP datagrams; series for 256 named rules
 
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$(readlink -f "$0")")/lib.sh"
+HERE=$(dirname "$(readlink -f "$0")")
+TOP=$(readlink -f "$HERE/..")
+
+PINGS_PIP=40		# enough to empty both buckets of the pip policer
+RULES_NAMED=300		# past the 256 named rules that get series
+TUN=7
+UDP=9
+UDP_PORT=9999
+
 require_root
-require_cmd ping
+require_cmd ping nft jq
+[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
 # Debian's python3 has python3-prometheus-client; a python3 earlier in
 # PATH (pyenv, venv) may not.
 PY=
@@ -26,77 +57,220 @@ if [ -z "$PY" ]; then
 	exit $ksft_skip
 fi
 
-topo_h1_r_h2 || exit $ksft_fail
-# The pins outlive the namespace: remove what was applied.
-tmp=$(mktemp -d)
-defer rm -rf "$tmp"
-for dev in "$R_IF1" "$R_IF2"; do
-	qosctl_ns "$R" apply pip-20pct dev "$dev" rate 100mbit || exit $ksft_fail
-done
-in_ns "$H1" ping -4 -q -c 5 -i 0.05 -Q 0xb8 "$H2_V4" >/dev/null
-in_ns "$H1" ping -6 -q -c 7 -i 0.05 -Q 0xb8 "$H2_V6" >/dev/null
+TMP=$(mktemp -d)
+defer rm -rf "$TMP"
 
-# check FILE DEV: parse FILE, compare pip egress counters of DEV with
-# stats -j, print what is wrong.
-check()
+# The test profile of $R_IF1: pip-20pct's classes, pip policed at 1 and
+# 2 kbit/s (the least a policer takes: even pings sent ten times slower
+# than asked, in a slow VM, turn yellow and red), one rule that matters and
+# many that only fill the table.
+test_profile()
 {
-	"$PY" - "$1" "$2" "$tmp/stats.json" <<'EOT'
-import json, sys
-from prometheus_client.parser import text_string_to_metric_families
+	local i
 
-text = open(sys.argv[1]).read()
-dev = sys.argv[2]
-stats = json.load(open(sys.argv[3]))
-fams = {f.name: f for f in text_string_to_metric_families(text)}
-bad = []
-for name in ("qosctl_class_packets", "qosctl_class_bytes", "qosctl_qdisc_drops",
-             "qosctl_qdisc_backlog_bytes", "qosctl_info"):
-    if name not in fams:
-        bad.append(f"family {name} missing")
-pk = fams.get("qosctl_class_packets")
-if pk:
-    if pk.type != "counter":
-        bad.append(f"qosctl_class_packets is a {pk.type}")
-    for s in pk.samples:
-        if set(s.labels) != {"dev", "direction", "class", "family"}:
-            bad.append(f"labels {sorted(s.labels)}")
-            break
-    pip = next(c for c in stats["classes"] if c["name"] == "pip")
-    for fam in ("ipv4", "ipv6"):
-        got = [s.value for s in pk.samples if s.labels == {"dev": dev, "direction": "egress",
-               "class": "pip", "family": fam}]
-        want = pip["egress"][fam]["packets"]
-        if got != [want]:
-            bad.append(f"pip egress {fam}: {got} != {want}")
-        if want == 0:
-            bad.append(f"pip egress {fam}: no packets counted")
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
-EOT
+	cat <<-EOF
+	[profile]
+	description = prometheus.sh: pip policed hard, many named rules
+	scheduler = htb
+	default = be
+	rules = 1024
+
+	[class pip]
+	id = 2
+	dscp = 46
+	priority = 0
+	rate = 20%
+	ceil = 20%
+	police-mode = trtcm
+	police-rate = 1kbit
+	police-burst = 1514
+	police-peak-rate = 2kbit
+	police-peak-burst = 3028
+	police-exceed = remark:af11
+	police-violate = drop
+
+	[class be]
+	id = 3
+	priority = 1
+	rate = 79%
+	ceil = 100%
+
+	[class lbe]
+	id = 4
+	dscp = 8
+	priority = 2
+	rate = 1%
+	ceil = 100%
+
+	[rule h1udp]
+	src = $H1_V6
+	proto = udp
+	class = be
+	EOF
+	for ((i = 1; i < RULES_NAMED; i++)); do
+		printf '\n[rule fill%d]\nsrc = 2001:db8:ff:%x::/64\nclass = lbe\n' $i $i
+	done
 }
 
-qosctl_ns "$R" stats dev "$R_IF2" -j >"$tmp/stats.json"
-qosctl_ns "$R" stats dev "$R_IF2" --prometheus >"$tmp/one"
-check_err $? "stats --prometheus failed"
-msg=$(check "$tmp/one" "$R_IF2")
-check_err $? "$msg"
-log_test "stats --prometheus parses and matches stats -j"
+setup()
+{
+	topo_h1_r_h2 || exit $ksft_fail
+	test_profile >"$TMP/test-profile"
+	qosctl_ns "$R" apply "$TMP/test-profile" dev "$R_IF1" rate 100mbit || exit $ksft_fail
+	qosctl_ns "$R" rule add dev "$R_IF1" src 2001:db8:fe::/64 class lbe || exit $ksft_fail
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit || exit $ksft_fail
+	# h2 neither answers the 6in4 and UDP datagrams nor sends an ICMP
+	# error for them: an error would be traffic no counter expects.
+	in_ns "$H2" nft -f - <<-EOF || exit $ksft_fail
+	table inet prometheus_sh {
+		chain in {
+			type filter hook input priority 0;
+			ip protocol 41 drop
+			udp dport $UDP_PORT drop
+		}
+	}
+	EOF
+}
 
-qosctl_ns "$R" stats --prometheus >"$tmp/all"
-msg=$(check "$tmp/all" "$R_IF2")
-check_err $? "$msg"
-grep -q "dev=\"$R_IF1\"" "$tmp/all"
-check_err $? "$R_IF1 missing from the all-interfaces output"
-log_test "stats --prometheus without dev covers every interface"
+# scrape SUFFIX: r's devices, one file each, and stats -j of $R_IF2.
+scrape()
+{
+	qosctl_ns "$R" stats dev "$R_IF1" --prometheus >"$TMP/r1_$1" &&
+		qosctl_ns "$R" stats dev "$R_IF2" --prometheus >"$TMP/r2_$1" &&
+		qosctl_ns "$R" stats dev "$R_IF2" -j >"$TMP/stats_$1.json"
+}
 
-port=$((20000 + RANDOM % 20000))
-# nsenter execs the exporter, so $! is the exporter itself (bg_ns would
-# give the PID of a subshell, and kill would leave the exporter running).
-nsenter --net="/run/netns/$R" -- "$QOSCTL" exporter --listen "[::1]:$port" 2>/dev/null &
-defer kill $!
-nsenter --net="/run/netns/$R" -- "$QOSCTL" exporter --listen "127.0.0.1:$((port + 1))" 2>/dev/null &
-defer kill $!
-sleep 0.5
+# quiesce: wait until r's counters stop moving (up to 10 s), so that a
+# scrape sees all of the test's packets and nothing else.
+quiesce()
+{
+	local a b i
+
+	a=$(qosctl_ns "$R" stats --prometheus)
+	for ((i = 0; i < 20; i++)); do
+		sleep 0.5
+		b=$(qosctl_ns "$R" stats --prometheus)
+		[ "$a" = "$b" ] && return 0
+		a=$b
+	done
+	return 1
+}
+
+# ping_run FAMILY TOS COUNT: "TRANSMITTED RECEIVED".
+ping_run()
+{
+	local dst=$H2_V4
+
+	[ "$1" = 6 ] && dst=$H2_V6
+	in_ns "$H1" ping -"$1" -n -q -c "$3" -i 0.01 -W 1 -Q "$2" "$dst" | ping_summary
+}
+
+# 6in4 from h1 to h2: IPv4 protocol 41 around IPv6 + UDP with a 36-byte
+# payload (a 118-byte frame), Traffic Class CS1. The inner source is not
+# h1's address, so rule h1udp does not match it.
+send_6in4()
+{
+	in_ns "$H1" "$PY" - "$H2_V4" "$TUN" <<-'EOF'
+	import socket, struct, sys
+	src = socket.inet_pton(socket.AF_INET6, "2001:db8:64::1")
+	dst = socket.inet_pton(socket.AF_INET6, "2001:db8:2::1")
+	udp = struct.pack("!HHHH", 4000, 5000, 8 + 36, 0) + bytes(36)
+	ip6 = struct.pack("!IHBB16s16s", 6 << 28 | 0x20 << 20, len(udp), 17, 64, src, dst) + udp
+	s = socket.socket(socket.AF_INET, socket.SOCK_RAW, 41)
+	for _ in range(int(sys.argv[2])):
+	    s.sendto(ip6, (sys.argv[1], 0))
+	EOF
+}
+
+# IPv6 UDP from h1, 56-byte payload (118-byte frame), Traffic Class CS1.
+send_udp()
+{
+	in_ns "$H1" "$PY" - "$H2_V6" "$UDP_PORT" "$UDP" <<-'EOF'
+	import socket, sys
+	s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+	s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, 0x20)
+	for _ in range(int(sys.argv[3])):
+	    s.sendto(bytes(56), (sys.argv[1], int(sys.argv[2])))
+	EOF
+}
+
+# traffic: send everything, write the context prom_check.py reads.
+traffic()
+{
+	local fam cls tos count tx rx sent='{}' replies='{}' want='{}'
+
+	for fam in 4 6; do
+		for cls in pip:0xb8:$PINGS_PIP be:0x28:$((2 + fam)) lbe:0x20:$((fam - 1)); do
+			IFS=: read -r cls tos count <<<"$cls"
+			read -r tx rx < <(ping_run $fam "$tos" "$count")
+			sent=$(jq -c --arg c $cls --arg f ipv$fam --argjson n "$tx" \
+				'.[$c][$f] = $n' <<<"$sent")
+			replies=$(jq -c --arg c $cls --arg f ipv$fam --argjson n "$rx" \
+				'.[$c][$f] = $n' <<<"$replies")
+			want=$(jq -c --arg c $cls --arg f ipv$fam --argjson n "$count" \
+				'.[$c][$f] = $n' <<<"$want")
+		done
+	done
+	send_6in4 && send_udp || return 1
+	jq -n --arg r1 "$R_IF1" --arg r2 "$R_IF2" --arg t "$TMP" --arg top "$TOP" \
+		--argjson sent "$sent" --argjson replies "$replies" --argjson count "$want" \
+		--argjson tun $TUN --argjson udp $UDP '{
+		r1: $r1, r2: $r2, sent: $sent, replies: $replies, count: $count,
+		tun: $tun, udp: $udp, rule_capacity: 1024,
+		frame: {ipv4: 98, ipv6: 118, ipv6in4: 118},
+		files: {r1_before: "\($t)/r1_before", r1_after: "\($t)/r1_after",
+			r2_before: "\($t)/r2_before", r2_after: "\($t)/r2_after",
+			stats_json: "\($t)/stats_after.json", rules_json: "\($t)/rules.json",
+			all: "\($t)/all", scrape: "\($t)/scrape",
+			doc: "\($top)/Documentation/metrics.rst",
+			dashboard: "\($top)/Documentation/grafana/qosctl.json",
+			dash_rules: "\($t)/dashboard-rules.yml"}
+	}' >"$TMP/ctx.json"
+}
+
+# check NAME: run one check of prom_check.py, record its verdict.
+check()
+{
+	local msg
+
+	msg=$("$PY" "$HERE/prom_check.py" "$1" "$TMP/ctx.json" 2>&1)
+	check_err $? "$msg"
+}
+
+# promtool_check metrics|rules FILE...: promtool check on each FILE.
+# Without promtool: status 2, which log_promtool turns into a skip on a
+# developer's machine; in CI, where scripts/install-deps.sh installs it, a
+# failure.
+promtool_check()
+{
+	local what=$1 f out
+
+	shift
+	if ! command -v promtool >/dev/null; then
+		[ "${CI:-}" = true ] && check_err 1 "promtool is not installed (scripts/install-deps.sh)"
+		return 2
+	fi
+	for f in "$@"; do
+		if [ "$what" = metrics ]; then
+			out=$(promtool check metrics <"$f" 2>&1)
+		else
+			out=$(promtool check rules "$f" 2>&1)
+		fi
+		check_err $? "promtool check $what $(basename "$f"): $out"
+	done
+}
+
+# log_promtool NAME STATUS: log_test, or a skip if promtool_check returned
+# 2 and nothing else failed.
+log_promtool()
+{
+	if [ "$2" = 2 ] && [ "$RET" = 0 ]; then
+		log_test_skip "$1" "promtool is not installed (scripts/install-deps.sh)"
+	else
+		log_test "$1"
+	fi
+}
+
 fetch()
 {
 	in_ns "$R" "$PY" -c '
@@ -104,24 +278,89 @@ import sys, urllib.request, urllib.error
 try:
     r = urllib.request.urlopen(sys.argv[1], timeout=5)
     sys.stdout.write(r.read().decode())
-    print(r.headers["Content-Type"], file=sys.stderr)
+    print(r.status, r.headers["Content-Type"], file=sys.stderr)
 except urllib.error.HTTPError as e:
     print(e.code, file=sys.stderr)
     sys.exit(2)
 ' "$1"
 }
+
+setup
+quiesce
+check_err $? "r's counters did not settle within 10 s"
+scrape before
+check_err $? "qosctl stats failed"
+traffic
+check_err $? "sending failed"
+quiesce
+check_err $? "r's counters did not settle within 10 s after the traffic"
+scrape after
+check_err $? "qosctl stats failed"
+qosctl_ns "$R" stats --prometheus >"$TMP/all"
+check_err $? "qosctl stats --prometheus (every device) failed"
+qosctl_ns "$R" rule list dev "$R_IF1" -j >"$TMP/rules.json"
+check_err $? "qosctl rule list failed"
+log_test "traffic h1 -> h2 through both devices, scrapes before and after"
+
+promtool_check metrics "$TMP/r1_after" "$TMP/r2_after" "$TMP/all"
+log_promtool "stats --prometheus: promtool check metrics" $?
+
+check doc
+log_test "families, types and labels are those of Documentation/metrics.rst"
+
+check ping
+log_test "ping: every request sent, replies == policer's green + yellow"
+
+check r1
+log_test "$R_IF1: class counters moved by exactly the packets and bytes sent"
+
+check r2
+log_test "$R_IF2: class counters moved by exactly the packets and bytes sent"
+
+check policers
+log_test "policers: colours sum to policed packets, red dropped, yellow remarked"
+
+check qdisc-r1
+check qdisc-r2
+log_test "qdisc: classes sent their egress packets, root == their sum, no drop"
+
+check rules
+log_test "rules: h1udp's hits exact, 256 named rules exported, unnamed not"
+
+check json
+log_test "stats --prometheus matches stats -j"
+
+grep -q "device=\"$R_IF1\"" "$TMP/all" && grep -q "device=\"$R_IF2\"" "$TMP/all"
+check_err $? "a device is missing from the all-devices output"
+log_test "stats --prometheus without dev covers every device"
+
+port=$((20000 + RANDOM % 20000))
+spawn_ns "$R" exporter6 "$QOSCTL" exporter --listen "[::1]:$port"
+spawn_ns "$R" exporter4 "$QOSCTL" exporter --listen "127.0.0.1:$((port + 1))"
 for url in "http://[::1]:$port/metrics" "http://127.0.0.1:$((port + 1))/metrics"; do
-	qosctl_ns "$R" stats dev "$R_IF2" -j >"$tmp/stats.json"
-	fetch "$url" >"$tmp/scrape" 2>"$tmp/ctype"
+	for ((i = 0; i < 50; i++)); do
+		fetch "$url" >"$TMP/scrape" 2>"$TMP/ctype" && break
+		sleep 0.1
+	done
 	check_err $? "fetching $url failed"
-	grep -q "^text/plain; version=0.0.4" "$tmp/ctype"
-	check_err $? "content type $(cat "$tmp/ctype")"
-	msg=$(check "$tmp/scrape" "$R_IF2")
-	check_err $? "$msg"
-	log_test "exporter serves parseable /metrics on $url"
+	grep -q "^200 text/plain; version=0.0.4" "$TMP/ctype"
+	check_err $? "status and content type: $(cat "$TMP/ctype")"
+	check same
+	promtool_check metrics "$TMP/scrape"
+	log_promtool "exporter serves the same series on $url" $?
 done
-fetch "http://[::1]:$port/nonexistent" >/dev/null 2>"$tmp/code"
-[ "$(cat "$tmp/code")" = 404 ]
-check_err $? "off /metrics: $(cat "$tmp/code")"
-log_test "exporter answers 404 off /metrics"
+
+fetch "http://[::1]:$port/nonexistent" >/dev/null 2>"$TMP/code"
+[ "$(cat "$TMP/code")" = 404 ]
+check_err $? "off /metrics: $(cat "$TMP/code")"
+fetch "http://[::1]:$port/" >"$TMP/index" 2>"$TMP/code"
+grep -q '^200 text/html' "$TMP/code" && grep -q 'href="/metrics"' "$TMP/index"
+check_err $? "/: $(cat "$TMP/code")"
+log_test "exporter answers / with a link to /metrics and 404 elsewhere"
+
+jq -e '.panels | length > 0' "$TOP/Documentation/grafana/qosctl.json" >/dev/null
+check_err $? "Documentation/grafana/qosctl.json is not a dashboard in valid JSON"
+check dashboard
+promtool_check rules "$TMP/dashboard-rules.yml"
+log_promtool "Grafana dashboard: valid JSON, queries parse, metrics and labels exist" $?
 exit $EXIT_STATUS

@@ -16,10 +16,7 @@
 
 #include "cli/cli.h"
 #include "lib/util.h"
-
-#ifndef QOSCTL_VERSION
-#define QOSCTL_VERSION "0.2"
-#endif
+#include "lib/version.h"
 
 struct qos_opts opt;
 

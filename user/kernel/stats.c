@@ -2,13 +2,18 @@
 /*
  * The stats model: everything `show`, `stats`, the Prometheus text and the
  * exporter render, read from what runs on a device (its maps, found
- * through its programs) and from the kernel's qdisc class statistics.
+ * through its programs) and from the kernel's statistics of the qdisc
+ * tree (each class, and the root qdisc).
  */
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <linux/pkt_sched.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/tc.h>
 
 #include "kernel/qdisc.h"
 #include "kernel/stats.h"
@@ -20,11 +25,109 @@ const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncat
 						      "bad_header", "bad_length", "bad_ext_header",
 						      "ext_chain_too_long" };
 
+static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_report *r,
+		      unsigned int i)
+{
+	const struct qos_progs *m = &dev->cur;
+	struct qos_report_class *rc = &r->cls[i];
+	uint32_t id = r->meta.classes[i].id;
+	unsigned int d, f, v, t, c;
+	int ret;
+
+	rc->mc = r->meta.classes[i];
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		for (f = 0; f < QOS_FAM_MAX; f++)
+			for (v = 0; v < QOS_V_MAX; v++) {
+				ret = qos_ctr_read(m->map[QOS_MAP_STATS], qos_stats_key(d, id, f, v),
+						   &rc->ctr[d][f][v]);
+				if (ret)
+					return ret;
+			}
+	for (t = 0; t < QOS_TABLE_MAX; t++)
+		for (c = 0; c < QOS_DSCP_MAX; c++)
+			if (r->cfg.dscp_class[t][c] == id)
+				rc->dscp[t] |= 1ULL << c;
+	if (sk)
+		rc->have_q = !qos_class_stats(sk, dev->ifindex, rc->mc.classid, &rc->q);
+	if (r->cfg.class_policer[id])
+		return qos_police_read(m, r->cfg.class_policer[id], &rc->police);
+	return 0;
+}
+
+/* The root qdisc, if it is still the one qosctl installed. */
+static bool read_root(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		      struct qos_root_stats *st)
+{
+	struct rtnl_tc *tc;
+	struct nl_cache *cache;
+	struct rtnl_qdisc *q;
+	bool ok;
+
+	if (!(meta->flags & QOS_META_F_ROOT) || meta->sched == QOS_SCHED_NONE)
+		return false;
+	if (rtnl_qdisc_alloc_cache(sk, &cache))
+		return false;
+	q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_ROOT);
+	tc = q ? TC_CAST(q) : NULL;
+	ok = tc && rtnl_tc_get_handle(tc) == meta->qdisc_handle;
+	if (ok) {
+		st->s.bytes = rtnl_tc_get_stat(tc, RTNL_TC_BYTES);
+		st->s.packets = rtnl_tc_get_stat(tc, RTNL_TC_PACKETS);
+		st->s.drops = rtnl_tc_get_stat(tc, RTNL_TC_DROPS);
+		st->s.overlimits = rtnl_tc_get_stat(tc, RTNL_TC_OVERLIMITS);
+		st->s.backlog_bytes = rtnl_tc_get_stat(tc, RTNL_TC_BACKLOG);
+		st->s.backlog_packets = rtnl_tc_get_stat(tc, RTNL_TC_QLEN);
+		st->requeues = rtnl_tc_get_stat(tc, RTNL_TC_REQUEUES);
+	}
+	rtnl_qdisc_put(q);
+	nl_cache_free(cache);
+	return ok;
+}
+
+static int rule_id_cmp(const void *a, const void *b)
+{
+	const struct qos_rule *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Count the rules; keep the named ones with the lowest ids, and read the
+ * hit counters of those only, so a scrape costs the same however many
+ * rules are installed. */
+static int read_rules(const struct qos_progs *m, struct qos_report *r)
+{
+	struct qos_rule_maps maps = qos_rule_maps_of(m);
+	struct qos_report_rule *rr;
+	struct qos_rules l;
+	size_t i;
+	int ret;
+
+	ret = qos_rules_read(&maps, &l, false);
+	if (ret)
+		return ret;
+	if (l.n)
+		qsort(l.r, l.n, sizeof(*l.r), rule_id_cmp);
+	r->nrules = l.n;
+	for (i = 0; i < l.n && !ret; i++) {
+		if (!l.r[i].name[0])
+			continue;
+		if (r->nrules_named++ >= QOS_REPORT_RULES_MAX)
+			continue;
+		rr = &r->rules[r->nreport_rules++];
+		rr->id = l.r[i].id;
+		rr->class_id = l.r[i].class_id;
+		memcpy(rr->name, l.r[i].name, sizeof(rr->name));
+		ret = qos_ctr_read(maps.stats, rr->id, &rr->hits);
+	}
+	qos_rules_free(&l);
+	return ret;
+}
+
 int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, size_t errlen)
 {
 	const struct qos_progs *m = &dev->cur;
 	struct nl_sock *sk = NULL;
-	unsigned int i, d, f, v, t, c;
+	unsigned int i, d, v;
 	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -46,38 +149,16 @@ int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, 
 	if (qos_nl_open(&sk))
 		sk = NULL;
 
-	for (i = 0; i < r->meta.nclasses && i < QOS_MAX_CLASSES; i++) {
-		struct qos_report_class *rc = &r->cls[i];
-		uint32_t id = r->meta.classes[i].id;
-
-		rc->mc = r->meta.classes[i];
-		for (d = 0; d < QOS_DIR_MAX; d++)
-			for (f = 0; f < QOS_FAM_MAX; f++)
-				for (v = 0; v < QOS_V_MAX; v++) {
-					ret = qos_ctr_read(m->map[QOS_MAP_STATS], qos_stats_key(d, id, f, v),
-							   &rc->ctr[d][f][v]);
-					if (ret)
-						goto out;
-				}
-		for (t = 0; t < QOS_TABLE_MAX; t++)
-			for (c = 0; c < QOS_DSCP_MAX; c++)
-				if (r->cfg.dscp_class[t][c] == id)
-					rc->dscp[t] |= 1ULL << c;
-		if (sk)
-			rc->have_q = !qos_class_stats(sk, dev->ifindex, rc->mc.classid, &rc->q);
-		if (r->cfg.class_policer[id]) {
-			ret = qos_police_read(m, r->cfg.class_policer[id], &rc->police);
-			if (ret)
-				goto out;
-		}
-	}
-	for (d = 0; d < QOS_DIR_MAX; d++)
-		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++) {
-			ret = qos_ctr_read(m->map[QOS_MAP_UNPARSED], qos_unparsed_key(d, v), &r->unparsed[d][v]);
-			if (ret)
-				goto out;
-		}
-out:
+	for (i = 0; i < r->meta.nclasses && i < QOS_MAX_CLASSES && !ret; i++)
+		ret = read_class(dev, sk, r, i);
+	for (d = 0; d < QOS_DIR_MAX && !ret; d++)
+		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX && !ret; v++)
+			ret = qos_ctr_read(m->map[QOS_MAP_UNPARSED], qos_unparsed_key(d, v),
+					   &r->unparsed[d][v]);
+	if (!ret)
+		ret = read_rules(m, r);
+	if (!ret && sk)
+		r->have_root = read_root(sk, dev->ifindex, &r->meta, &r->root);
 	if (ret)
 		snprintf(err, errlen, "dev %s: reading counters: %s", dev->name, strerror(-ret));
 	qos_nl_close(sk);

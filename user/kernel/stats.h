@@ -12,6 +12,7 @@
 #include "kernel/dev.h"
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
+#include "kernel/rulemap.h"
 
 struct qos_report_class {
 	struct qos_meta_class mc;
@@ -22,6 +23,27 @@ struct qos_report_class {
 	struct qos_police_report police;
 };
 
+/* The root qdisc of qosctl's tree: its class counters and requeues. */
+struct qos_root_stats {
+	struct qos_class_stats s;
+	uint64_t requeues;
+};
+
+/*
+ * Rules with their own counters in the report, so in the Prometheus text:
+ * only named rules, lowest id first, at most QOS_REPORT_RULES_MAX of them
+ * per device. An operator names the rules worth a time series; a table of
+ * 65536 unnamed rules costs no series, and no scrape reads their counters.
+ */
+#define QOS_REPORT_RULES_MAX	256
+
+struct qos_report_rule {
+	uint32_t id;
+	uint32_t class_id;
+	char name[QOS_RULE_NAME_LEN];
+	struct qos_ctr hits;
+};
+
 struct qos_report {
 	char dev[IF_NAMESIZE];
 	uint32_t prog_id[QOS_DIR_MAX];
@@ -30,6 +52,12 @@ struct qos_report {
 	struct qos_cfg cfg;
 	struct qos_report_class cls[QOS_MAX_CLASSES];
 	struct qos_ctr unparsed[QOS_DIR_MAX][QOS_UNP_MAX];
+	struct qos_root_stats root;
+	bool have_root;			/* qosctl's root qdisc is in place */
+	uint32_t nrules;		/* rules installed */
+	uint32_t nrules_named;		/* of which named */
+	uint32_t nreport_rules;		/* of those, in rules[] */
+	struct qos_report_rule rules[QOS_REPORT_RULES_MAX];
 };
 
 /* Everything about @dev: its configuration, counters, qdisc class stats. */
