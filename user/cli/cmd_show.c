@@ -117,7 +117,7 @@ int do_stats(int argc, char **argv)
 	if (opt.watch) {
 		if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
 			return -EINVAL;
-		ret = qos_stats_watch(a.dev, opt.watch, opt.count, opt.json, stdout, err,
+		ret = qos_stats_watch(a.dev, opt.watch, opt.count, opt.json, 0, stdout, err,
 				      sizeof(err));
 		if (ret)
 			qos_err("stats: %s", err);
@@ -125,7 +125,7 @@ int do_stats(int argc, char **argv)
 	}
 	ret = read_report(argc, argv, "stats", &r);
 	if (!ret)
-		qos_report_stats(stdout, &r, opt.json, opt.stats);
+		qos_report_stats(stdout, &r, opt.json, opt.stats ? QOS_STATS_DETAILS : 0);
 	return ret;
 }
 
