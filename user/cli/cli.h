@@ -164,5 +164,6 @@ int do_rule_add(int argc, char **argv);
 int do_rule_del(int argc, char **argv);
 int do_rule_list(int argc, char **argv);
 int do_help(int argc, char **argv);
+int do_complete(int argc, char **argv);
 
 #endif /* __QOS_CLI_H */

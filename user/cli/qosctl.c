@@ -257,6 +257,9 @@ int main(int argc, char **argv)
 	int seen, o;
 
 	libbpf_set_print(print_libbpf);
+	/* The shell completion's entry: the words as typed, options too. */
+	if (argc > 1 && !strcmp(argv[1], "__complete"))
+		return do_complete(argc - 2, argv + 2) ? 1 : 0;
 	seen = parse_opts(argc, argv);
 	if (seen < 0)
 		return 1;
