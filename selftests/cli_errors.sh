@@ -38,9 +38,11 @@ state()
 }
 
 # One invocation per line, split like shell words; $IF, $IF2, $NODEV expanded.
+# Bare qosctl prints the usage on stderr: cli_help.sh.
 cat >"$TMP/table" <<'EOF'
-
 bogus
+aply pip-20pct dev $IF rate 100mbit
+--dryrun apply pip-20pct dev $IF rate 100mbit
 -x
 --bogus
 --confirm
@@ -58,6 +60,8 @@ apply pip-20pct dev $IF rate 100mbit extra
 apply pip-20pct dev $IF dev
 apply pip-20pct rate 100mbit
 apply no-such-profile dev $IF rate 100mbit
+apply pip-20pc dev $IF rate 100mbit
+apply pip-20pct dev $IF rat 100mbit
 apply pip-20pct dev $NODEV rate 100mbit
 apply pip-20pct dev ../../x rate 100mbit
 apply pip-20pct dev averyveryverylongname rate 100mbit
@@ -69,6 +73,9 @@ remove dev
 remove dev $IF
 remove $IF2
 remove dev $IF2 extra
+remove dev $IF2 --dry-run
+remove dev $IF2 --confirm 10
+-j apply pip-5pct dev $IF2 rate 100mbit
 show
 show dev $IF
 show dev $IF2 rate 1gbit
@@ -77,12 +84,20 @@ stats dev $IF
 -j --prometheus stats dev $IF2
 --watch 1 --prometheus stats
 stats dev $IF2 extra
+stats dev $IF2 --wide --per-family
+stats dev $IF2 --prometheus --wide
+stats dev $IF2 -s --watch 1
+stats dev $IF2 --count 2
 validate
 validate no-such-profile
 validate pip-20pct rate
 validate pip-20pct rate fast
 validate pip-20pct dev $IF2
 list extra
+list -j extra
+help bogus
+help rule bogus
+help apply extra
 rule
 rule bogus
 rule add
@@ -95,6 +110,8 @@ rule add dev $IF2 src 2001:db8::/129 class pip
 rule add dev $IF2 src 10.0.0.0/8 dst 2001:db8::/32 class pip
 rule add dev $IF2 flowlabel 0x100000 class pip
 rule add dev $IF2 bogus 1 class pip
+rule add dev $IF2 clas pip
+rule ad dev $IF2 class pip
 rule del dev $IF2
 rule del dev $IF2 id abc
 rule del dev $IF2 id 99

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "kselftest_harness.h"
+#include "lib/suggest.h"
 #include "lib/util.h"
 
 struct rate_case {
@@ -107,6 +108,52 @@ TEST(dscp_names)
 		if (!cases[i].err)
 			EXPECT_EQ(cases[i].dscp, d) TH_LOG("'%s'", cases[i].in);
 	}
+}
+
+/* Edits, adjacent transpositions as one, and what qosctl suggests. */
+TEST(suggestions)
+{
+	static const struct {
+		const char *a, *b;
+		int d;
+	} dist[] = {
+		{ "rate", "rate", 0 }, { "rat", "rate", 1 }, { "lsit", "list", 1 },
+		{ "aply", "apply", 1 }, { "pip-20pc", "pip-20pct", 1 }, { "", "dev", 3 },
+		{ "stast", "stats", 1 }, { "ca", "abc", 3 }, { "kitten", "sitting", 3 },
+	};
+	static const char *const words[] = { "dev", "rate", "src", "dst", "set-dscp" };
+	struct qos_suggest s;
+	char buf[128];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dist); i++) {
+		EXPECT_EQ(dist[i].d, qos_edit_distance(dist[i].a, dist[i].b))
+			TH_LOG("'%s' '%s'", dist[i].a, dist[i].b);
+		EXPECT_EQ(dist[i].d, qos_edit_distance(dist[i].b, dist[i].a));
+	}
+	qos_suggest_init(&s, "rat");
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		qos_suggest_add(&s, words[i]);
+	EXPECT_STREQ(" (did you mean 'rate'?)", qos_suggest_fmt(&s, buf, sizeof(buf)));
+	/* Ties are all offered; a known word, or nothing close, gets none. */
+	qos_suggest_init(&s, "pip-2pct");
+	qos_suggest_add(&s, "pip-5pct");
+	qos_suggest_add(&s, "pip-20pct");
+	qos_suggest_add(&s, "pip-5pct");
+	EXPECT_STREQ(" (did you mean 'pip-5pct' or 'pip-20pct'?)",
+		     qos_suggest_fmt(&s, buf, sizeof(buf)));
+	qos_suggest_init(&s, "rate");
+	qos_suggest_add(&s, "rate");
+	EXPECT_EQ(0, s.n);
+	qos_suggest_init(&s, "bogus");
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		qos_suggest_add(&s, words[i]);
+	EXPECT_STREQ("", qos_suggest_fmt(&s, buf, sizeof(buf)));
+	/* A start of a word is offered when no edit is close. */
+	qos_suggest_init(&s, "set");
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		qos_suggest_add(&s, words[i]);
+	EXPECT_STREQ(" (did you mean 'set-dscp'?)", qos_suggest_fmt(&s, buf, sizeof(buf)));
 }
 
 TEST_HARNESS_MAIN

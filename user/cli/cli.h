@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the command files of qosctl share: the global options and the
- * "dev X rate Y" argument parser.
+ * What the command files of qosctl share: the global options, the command
+ * table (user/cli/table.c) and the "dev X rate Y" argument parser.
  */
 #ifndef __QOS_CLI_H
 #define __QOS_CLI_H
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct qos_opts {
 	bool json;
@@ -15,6 +18,9 @@ struct qos_opts {
 	bool dry_run;
 	bool prometheus;
 	bool force;
+	bool help;
+	bool wide;
+	bool per_family;
 	unsigned int confirm;	/* seconds; 0 = no confirmation */
 	unsigned int watch;	/* seconds between readings */
 	unsigned int count;	/* --watch intervals; 0 = until interrupted */
@@ -23,15 +29,126 @@ struct qos_opts {
 
 extern struct qos_opts opt;
 
+/*
+ * The command table is the one source of the usage, `qosctl help CMD`,
+ * the suggestions for mistyped words and the shell completion: a command
+ * names its words (keys and positional arguments) and the options it
+ * takes; the man page is checked against it by selftests/cli_help.sh.
+ */
+
+/* Options, in the order help lists them; the value is the bit in cli_cmd.opts. */
+enum cli_opt_id {
+	O_JSON,
+	O_STATS,
+	O_WIDE,
+	O_PER_FAMILY,
+	O_WATCH,
+	O_COUNT,
+	O_PROMETHEUS,
+	O_DRY_RUN,
+	O_CONFIRM,
+	O_FORCE,
+	O_LISTEN,
+	O_VERBOSE,
+	O_HELP,
+	O_VERSION,
+	O_MAX,
+};
+
+#define O_BIT(o)	(1U << (o))
+/* Taken by every command. */
+#define O_GLOBAL	(O_BIT(O_VERBOSE) | O_BIT(O_HELP) | O_BIT(O_VERSION))
+
+struct cli_opt {
+	const char *name;	/* long name, without "--" */
+	char short_name;	/* 0: long only */
+	const char *arg;	/* name of its value; NULL: takes none */
+	const char *help;
+};
+
+extern const struct cli_opt cli_opts[O_MAX];
+
+/* What the value of a word is, for completion. */
+enum cli_val {
+	CV_NONE,
+	CV_PROFILE,
+	CV_IFACE,
+	CV_CLASS,
+	CV_COMMAND,
+};
+
+struct cli_word {
+	const char *key;	/* NULL: a positional argument */
+	const char *arg;	/* its value, as the synopsis names it */
+	enum cli_val val;
+	const char *help;
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *group;	/* a subcommand's command: "rule" */
+	const char *synopsis;	/* what follows "qosctl NAME"; '\n' between forms */
+	const char *summary;	/* one line, for the usage */
+	const char *help;	/* a paragraph, for `qosctl help NAME` */
+	const struct cli_word *const *words;	/* NULL-terminated */
+	unsigned int opts;	/* O_BIT()s taken besides O_GLOBAL */
+	int (*fn)(int argc, char **argv);
+	const struct cli_cmd *sub;	/* subcommands, ended by a NULL name */
+};
+
+extern const struct cli_cmd cli_cmds[];
+/* The command being run, for its words and its name in messages. */
+extern const struct cli_cmd *cli_cur;
+
+const struct cli_cmd *cli_find(const struct cli_cmd *table, const char *name);
+const struct cli_word *cli_word(const struct cli_cmd *cmd, const char *key);
+
+/* "qosctl: [PREFIX: ]unknown WHAT 'WORD' (did you mean ...?)", listing the
+ * names of @table or the keys of @cmd. */
+void cli_unknown_cmd(const char *prefix, const struct cli_cmd *table, const char *word);
+void cli_unknown_key(const struct cli_cmd *cmd, const char *prefix, const char *word);
+
+/* Usage on @f; help for one command (and its subcommands). */
+void cli_usage(FILE *f);
+void cli_help_cmd(FILE *f, const struct cli_cmd *cmd);
+/* The full name of @cmd: "rule add". */
+const char *cli_cmd_name(const struct cli_cmd *cmd, char *buf, size_t len);
+
+/* Profiles in the profile directories, in search order. */
+struct cli_profile {
+	char name[NAME_MAX + 1];
+	int dir;		/* index into cli_profiles.dir */
+	int hidden_by;		/* index of the profile found first, or -1 */
+};
+
+#define CLI_PROFILE_DIRS 16
+
+struct cli_profiles {
+	struct {
+		char path[PATH_MAX];
+		const char *origin;
+		int err;	/* errno of opening it, 0 */
+	} dir[CLI_PROFILE_DIRS];
+	int ndirs;
+	struct cli_profile *p;
+	size_t n;
+};
+
+int cli_profiles_scan(struct cli_profiles *ps);
+void cli_profiles_free(struct cli_profiles *ps);
+/* Its description in @buf; NULL if it does not load (@buf: why). */
+const char *cli_profile_desc(const struct cli_profiles *ps, const struct cli_profile *pr,
+			     char *buf, size_t len);
+/* 0 if @name is a profile or a path; else an error with suggestions. */
+int cli_check_profile(const char *cmd, const char *name);
+
 struct args {
 	const char *dev;
 	const char *rate;
 };
 
-enum { ARG_DEV = 1, ARG_RATE = 2 };
-
-/* "dev X rate Y" in any order; every word must be one @allowed. */
-int parse_kv(int argc, char **argv, struct args *a, int allowed);
+/* "dev X rate Y" in any order; every key must be one of cli_cur's words. */
+int parse_kv(int argc, char **argv, struct args *a);
 int need_dev(const struct args *a);
 int parse_link_rate(const char *s, uint64_t *bps);
 
@@ -43,6 +160,10 @@ int do_stats(int argc, char **argv);
 int do_exporter(int argc, char **argv);
 int do_validate(int argc, char **argv);
 int do_list(int argc, char **argv);
-int do_rule(int argc, char **argv);
+int do_rule_add(int argc, char **argv);
+int do_rule_del(int argc, char **argv);
+int do_rule_list(int argc, char **argv);
+int do_help(int argc, char **argv);
+int do_complete(int argc, char **argv);
 
 #endif /* __QOS_CLI_H */

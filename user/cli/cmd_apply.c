@@ -57,13 +57,14 @@ int do_apply(int argc, char **argv)
 		qos_err("apply: missing PROFILE");
 		return -EINVAL;
 	}
-	if (parse_kv(argc - 1, argv + 1, &a, ARG_DEV | ARG_RATE) || need_dev(&a) ||
-	    parse_link_rate(a.rate, &bps))
+	if (parse_kv(argc - 1, argv + 1, &a) || need_dev(&a) || parse_link_rate(a.rate, &bps))
 		return -EINVAL;
 	if (opt.dry_run && opt.confirm) {
 		qos_err("apply: --dry-run and --confirm exclude each other");
 		return -EINVAL;
 	}
+	if (cli_check_profile("apply", argv[0]))
+		return -ENOENT;
 	if (opt.dry_run)
 		return dry_run(argv[0], a.dev, bps);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
@@ -90,7 +91,7 @@ static int on_dev(const char *cmd, int argc, char **argv, unsigned int flags,
 	char err[512];
 	int ret;
 
-	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+	if (parse_kv(argc, argv, &a) || need_dev(&a))
 		return -EINVAL;
 	ret = qos_txn_open(&dev, a.dev, flags, err, sizeof(err));
 	if (!ret) {

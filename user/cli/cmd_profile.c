@@ -1,17 +1,58 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * qosctl validate and list: profiles, without touching the kernel.
+ * qosctl validate and list: profiles, without touching the kernel; and the
+ * profile names the other commands suggest and complete.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "lib/suggest.h"
 #include "lib/util.h"
 #include "model/profile.h"
+
+static void print_json(json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static json_object *validate_json(const struct qos_profile *p, uint64_t bps,
+				  const struct qos_class_plan *plan)
+{
+	json_object *o = json_object_new_object(), *cls = json_object_new_array();
+	unsigned int i;
+
+	json_object_object_add(o, "profile", json_object_new_string(p->name));
+	json_object_object_add(o, "path", json_object_new_string(p->path));
+	json_object_object_add(o, "description", json_object_new_string(p->description));
+	json_object_object_add(o, "scheduler", json_object_new_string(qos_sched_name(p->sched)));
+	if (bps)
+		json_object_object_add(o, "rate_bps", json_object_new_uint64(bps));
+	for (i = 0; i < p->nclasses; i++) {
+		json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "name", json_object_new_string(p->classes[i].name));
+		json_object_object_add(c, "id", json_object_new_int64(p->classes[i].id));
+		if (bps) {
+			json_object_object_add(c, "rate_bps",
+					       json_object_new_uint64(plan[i].rate_bps));
+			json_object_object_add(c, "ceil_bps",
+					       json_object_new_uint64(plan[i].ceil_bps));
+		}
+		json_object_array_add(cls, c);
+	}
+	json_object_object_add(o, "classes", cls);
+	json_object_object_add(o, "rules", json_object_new_int64(p->rules.n));
+	return o;
+}
 
 int do_validate(int argc, char **argv)
 {
@@ -25,59 +66,219 @@ int do_validate(int argc, char **argv)
 		qos_err("validate: missing PROFILE");
 		return -EINVAL;
 	}
-	if (parse_kv(argc - 1, argv + 1, &a, ARG_RATE))
+	if (parse_kv(argc - 1, argv + 1, &a))
 		return -EINVAL;
 	if (a.rate && parse_link_rate(a.rate, &bps))
 		return -EINVAL;
+	if (cli_check_profile("validate", argv[0]))
+		return -ENOENT;
 	if (qos_profile_load(argv[0], &p, err, sizeof(err)) ||
 	    (bps && qos_profile_resolve(&p, bps, plan, err, sizeof(err)))) {
 		qos_err("validate: %s", err);
+		qos_profile_free(&p);
 		return -1;
 	}
-	printf("%s: ok (%u classes, %zu rules)\n", p.path, p.nclasses, p.rules.n);
+	if (opt.json)
+		print_json(validate_json(&p, bps, plan));
+	else
+		printf("%s: ok (%u classes, %zu rules)\n", p.path, p.nclasses, p.rules.n);
 	qos_profile_free(&p);
 	return 0;
 }
 
-int do_list(int argc, char **argv)
+static int add_profile(struct cli_profiles *ps, const char *name, int dir)
 {
-	static struct qos_profile p;
-	char path[PATH_MAX], err[512];
-	struct dirent **ents;
-	const char *dir;
-	int i, n;
+	struct cli_profile *np;
+	size_t i;
 
-	(void)argv;
-	if (argc) {
-		qos_err("list takes no arguments");
-		return -EINVAL;
-	}
-	/* Profiles are found like qos_profile_find() does; list the first
-	 * directory that exists. */
-	if (qos_profile_find("pip-20pct", path, sizeof(path))) {
-		qos_err("list: no profile directory found");
-		return -ENOENT;
-	}
-	*strrchr(path, '/') = '\0';
-	dir = path;
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		qos_err("list: %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	for (i = 0; i < n; i++) {
-		char full[PATH_MAX + 256];
-
-		if (ents[i]->d_name[0] != '.') {
-			snprintf(full, sizeof(full), "%s/%s", dir, ents[i]->d_name);
-			if (!qos_profile_load(full, &p, err, sizeof(err)))
-				printf("%-16s %s\n", p.name, p.description);
-			qos_profile_free(&p);
-		}
-		free(ents[i]);
-	}
-	free(ents);
+	np = realloc(ps->p, (ps->n + 1) * sizeof(*ps->p));
+	if (!np)
+		return -ENOMEM;
+	ps->p = np;
+	np = &ps->p[ps->n];
+	snprintf(np->name, sizeof(np->name), "%s", name);
+	np->dir = dir;
+	np->hidden_by = -1;
+	for (i = 0; i < ps->n && np->hidden_by < 0; i++)
+		if (!strcmp(ps->p[i].name, name))
+			np->hidden_by = i;
+	ps->n++;
 	return 0;
 }
 
-/* rule add|del|list dev IFACE ...: "dev IFACE" comes first. */
+/* One directory: its profiles, regular files (or links to them) whose
+ * names qos_profile_find() would look up, dotfiles aside. */
+static int scan_dir(const char *dir, const char *origin, void *arg)
+{
+	struct cli_profiles *ps = arg;
+	struct dirent **ents;
+	int d = ps->ndirs, i, n, ret = 0;
+
+	if (d == CLI_PROFILE_DIRS)
+		return 0;
+	snprintf(ps->dir[d].path, sizeof(ps->dir[d].path), "%s", dir);
+	ps->dir[d].origin = origin;
+	ps->dir[d].err = 0;
+	ps->ndirs++;
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0) {
+		ps->dir[d].err = errno;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		char full[PATH_MAX + NAME_MAX + 2];
+		struct stat st;
+
+		snprintf(full, sizeof(full), "%s/%s", dir, ents[i]->d_name);
+		if (!ret && ents[i]->d_name[0] != '.' && !stat(full, &st) && S_ISREG(st.st_mode))
+			ret = add_profile(ps, ents[i]->d_name, d);
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
+
+int cli_profiles_scan(struct cli_profiles *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	return qos_profile_dirs(scan_dir, ps);
+}
+
+void cli_profiles_free(struct cli_profiles *ps)
+{
+	free(ps->p);
+	ps->p = NULL;
+	ps->n = 0;
+}
+
+int cli_check_profile(const char *cmd, const char *name)
+{
+	static struct cli_profiles ps;
+	char path[PATH_MAX], hint[256];
+	struct qos_suggest s;
+	size_t i;
+
+	if (strchr(name, '/') || !qos_profile_find(name, path, sizeof(path)))
+		return 0;
+	qos_suggest_init(&s, name);
+	if (!cli_profiles_scan(&ps))
+		for (i = 0; i < ps.n; i++)
+			qos_suggest_add(&s, ps.p[i].name);
+	if (s.n)
+		qos_suggest_fmt(&s, hint, sizeof(hint));
+	else
+		snprintf(hint, sizeof(hint), " (see 'qosctl list')");
+	qos_err("%s: profile '%s': no such profile%s", cmd, name, hint);
+	cli_profiles_free(&ps);
+	return -ENOENT;
+}
+
+const char *cli_profile_desc(const struct cli_profiles *ps, const struct cli_profile *pr,
+			     char *buf, size_t len)
+{
+	static struct qos_profile p;
+	char full[PATH_MAX + NAME_MAX + 2], err[512];
+	int ret;
+
+	snprintf(full, sizeof(full), "%s/%s", ps->dir[pr->dir].path, pr->name);
+	ret = qos_profile_load(full, &p, err, sizeof(err));
+	snprintf(buf, len, "%s", ret ? err : p.description);
+	qos_profile_free(&p);
+	return ret ? NULL : buf;
+}
+
+static json_object *list_json(const struct cli_profiles *ps)
+{
+	json_object *o = json_object_new_object();
+	json_object *dirs = json_object_new_array(), *profs = json_object_new_array();
+	char path[PATH_MAX + NAME_MAX + 2], desc[512];
+	size_t i;
+	int d;
+
+	for (d = 0; d < ps->ndirs; d++) {
+		json_object *jd = json_object_new_object();
+
+		json_object_object_add(jd, "path", json_object_new_string(ps->dir[d].path));
+		json_object_object_add(jd, "origin", json_object_new_string(ps->dir[d].origin));
+		json_object_object_add(jd, "exists", json_object_new_boolean(!ps->dir[d].err));
+		if (ps->dir[d].err)
+			json_object_object_add(jd, "error",
+					       json_object_new_string(strerror(ps->dir[d].err)));
+		json_object_array_add(dirs, jd);
+	}
+	for (i = 0; i < ps->n; i++) {
+		const struct cli_profile *pr = &ps->p[i];
+		json_object *jp = json_object_new_object();
+		bool ok = cli_profile_desc(ps, pr, desc, sizeof(desc));
+
+		snprintf(path, sizeof(path), "%s/%s", ps->dir[pr->dir].path, pr->name);
+		json_object_object_add(jp, "name", json_object_new_string(pr->name));
+		json_object_object_add(jp, "path", json_object_new_string(path));
+		json_object_object_add(jp, "origin", json_object_new_string(ps->dir[pr->dir].origin));
+		json_object_object_add(jp, ok ? "description" : "error", json_object_new_string(desc));
+		if (pr->hidden_by >= 0) {
+			const struct cli_profile *h = &ps->p[pr->hidden_by];
+
+			snprintf(path, sizeof(path), "%s/%s", ps->dir[h->dir].path, h->name);
+			json_object_object_add(jp, "hidden_by", json_object_new_string(path));
+		}
+		json_object_array_add(profs, jp);
+	}
+	json_object_object_add(o, "directories", dirs);
+	json_object_object_add(o, "profiles", profs);
+	return o;
+}
+
+/* Each directory in search order, then its profiles: a profile found
+ * earlier under the same name hides it. */
+static void list_text(const struct cli_profiles *ps)
+{
+	char desc[512];
+	size_t i;
+	int d;
+
+	for (d = 0; d < ps->ndirs; d++) {
+		printf("%s (%s)%s%s\n", ps->dir[d].path, ps->dir[d].origin,
+		       ps->dir[d].err ? ": " : "", ps->dir[d].err ? strerror(ps->dir[d].err) : "");
+		for (i = 0; i < ps->n; i++) {
+			const struct cli_profile *pr = &ps->p[i], *h;
+
+			if (pr->dir != d)
+				continue;
+			if (pr->hidden_by >= 0) {
+				h = &ps->p[pr->hidden_by];
+				printf("  %-16s hidden by %s/%s\n", pr->name, ps->dir[h->dir].path,
+				       h->name);
+				continue;
+			}
+			if (cli_profile_desc(ps, pr, desc, sizeof(desc)))
+				printf("  %-16s %s\n", pr->name, desc);
+			else
+				printf("  %-16s invalid: see 'qosctl validate %s/%s'\n", pr->name,
+				       ps->dir[d].path, pr->name);
+		}
+	}
+}
+
+int do_list(int argc, char **argv)
+{
+	static struct cli_profiles ps;
+	int ret;
+
+	if (argc) {
+		qos_err("list: unexpected argument '%s'", argv[0]);
+		return -EINVAL;
+	}
+	ret = cli_profiles_scan(&ps);
+	if (ret) {
+		qos_err("list: %s", strerror(-ret));
+		cli_profiles_free(&ps);
+		return ret;
+	}
+	if (opt.json)
+		print_json(list_json(&ps));
+	else
+		list_text(&ps);
+	cli_profiles_free(&ps);
+	return 0;
+}

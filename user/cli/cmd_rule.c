@@ -16,6 +16,9 @@
 #include "out/rules.h"
 #include "txn/txn.h"
 
+/* Returned when the message is printed already (a suggestion). */
+#define ERR_SHOWN 1
+
 static int class_id(const struct qos_meta *meta, const char *name, uint32_t *id)
 {
 	uint32_t i;
@@ -29,13 +32,18 @@ static int class_id(const struct qos_meta *meta, const char *name, uint32_t *id)
 	return -ENOENT;
 }
 
-/* "KEY VALUE ..." words into @r. */
+/* "KEY VALUE ..." words into @r: keys of the rule command being run. */
 static int parse_words(int argc, char **argv, struct qos_rule *r, char *err, size_t errlen)
 {
-	char msg[256];
+	char msg[256], name[32];
 	int i;
 
 	for (i = 0; i < argc; i += 2) {
+		if (!cli_word(cli_cur, argv[i]) || !strcmp(argv[i], "dev") ||
+		    !strcmp(argv[i], "id")) {
+			cli_unknown_key(cli_cur, cli_cmd_name(cli_cur, name, sizeof(name)), argv[i]);
+			return ERR_SHOWN;
+		}
 		if (i + 1 >= argc || !*argv[i + 1]) {
 			snprintf(err, errlen, "'%s' needs a value", argv[i]);
 			return -EINVAL;
@@ -155,12 +163,16 @@ out:
 	return ret;
 }
 
-static int rule_list(const char *name, char *err, size_t errlen)
+static int rule_list(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
 	struct qos_rules cur = {};
 	struct qos_dev dev;
 	int ret;
 
+	if (argc) {
+		cli_unknown_key(cli_cur, "rule list", argv[0]);
+		return ERR_SHOWN;
+	}
 	ret = open_rules(&dev, name, &cur, false, err, errlen);
 	if (ret)
 		return ret;
@@ -171,32 +183,34 @@ static int rule_list(const char *name, char *err, size_t errlen)
 }
 
 /* rule add|del|list dev IFACE ...: "dev IFACE" comes first. */
-int do_rule(int argc, char **argv)
+static int on_rules(int argc, char **argv,
+		    int (*fn)(const char *name, int argc, char **argv, char *err, size_t errlen))
 {
-	const char *sub = argc ? argv[0] : "";
-	char err[512];
+	char err[512], cmd[32];
 	int ret;
 
-	if (strcmp(sub, "add") && strcmp(sub, "del") && strcmp(sub, "list")) {
-		qos_err("rule: expected add, del or list (try 'qosctl help')");
+	cli_cmd_name(cli_cur, cmd, sizeof(cmd));
+	if (argc < 2 || strcmp(argv[0], "dev") || !*argv[1]) {
+		qos_err("%s: missing 'dev IFACE'", cmd);
 		return -EINVAL;
 	}
-	if (argc < 3 || strcmp(argv[1], "dev") || !*argv[2]) {
-		qos_err("rule %s: missing 'dev IFACE'", sub);
-		return -EINVAL;
-	}
-	if (!strcmp(sub, "list")) {
-		if (argc > 3) {
-			qos_err("rule list: unexpected argument '%s'", argv[3]);
-			return -EINVAL;
-		}
-		ret = rule_list(argv[2], err, sizeof(err));
-	} else if (!strcmp(sub, "add")) {
-		ret = rule_add(argv[2], argc - 3, argv + 3, err, sizeof(err));
-	} else {
-		ret = rule_del(argv[2], argc - 3, argv + 3, err, sizeof(err));
-	}
-	if (ret)
-		qos_err("rule %s: %s", sub, err);
-	return ret;
+	ret = fn(argv[1], argc - 2, argv + 2, err, sizeof(err));
+	if (ret < 0)
+		qos_err("%s: %s", cmd, err);
+	return ret ? -1 : 0;
+}
+
+int do_rule_add(int argc, char **argv)
+{
+	return on_rules(argc, argv, rule_add);
+}
+
+int do_rule_del(int argc, char **argv)
+{
+	return on_rules(argc, argv, rule_del);
+}
+
+int do_rule_list(int argc, char **argv)
+{
+	return on_rules(argc, argv, rule_list);
 }

@@ -23,7 +23,7 @@ static int read_report(int argc, char **argv, const char *cmd, struct qos_report
 	char err[512];
 	int ret;
 
-	if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+	if (parse_kv(argc, argv, &a) || need_dev(&a))
 		return -EINVAL;
 	ret = qos_txn_open_read(&dev, a.dev, err, sizeof(err));
 	ret = ret ?: qos_report_read(&dev, r, err, sizeof(err));
@@ -82,26 +82,50 @@ static int stats_prometheus(const char *dev)
 	return 0;
 }
 
+/* The options of stats that go together, and the view they ask for. */
+static int stats_view(unsigned int *view)
+{
+	if (opt.prometheus && (opt.json || opt.watch || opt.stats || opt.wide ||
+			       opt.per_family)) {
+		qos_err("stats: --prometheus excludes -j, -s, --wide, --per-family and --watch");
+		return -EINVAL;
+	}
+	if (opt.wide && opt.per_family) {
+		qos_err("stats: --wide and --per-family exclude each other");
+		return -EINVAL;
+	}
+	if (opt.watch && opt.stats) {
+		qos_err("stats: --watch shows rates, -s does not apply");
+		return -EINVAL;
+	}
+	if (opt.count && !opt.watch) {
+		qos_err("stats: --count goes with --watch");
+		return -EINVAL;
+	}
+	*view = (opt.stats ? QOS_STATS_DETAILS : 0) | (opt.wide ? QOS_STATS_WIDE : 0) |
+		(opt.per_family ? QOS_STATS_FAMILY : 0);
+	return 0;
+}
+
 int do_stats(int argc, char **argv)
 {
 	static struct qos_report r;
 	struct args a = {};
+	unsigned int view;
 	char err[512];
 	int ret;
 
+	if (stats_view(&view))
+		return -EINVAL;
 	if (opt.prometheus) {
-		if (opt.json || opt.watch) {
-			qos_err("stats: --prometheus excludes -j and --watch");
-			return -EINVAL;
-		}
-		if (parse_kv(argc, argv, &a, ARG_DEV))
+		if (parse_kv(argc, argv, &a))
 			return -EINVAL;
 		return stats_prometheus(a.dev);
 	}
 	if (opt.watch) {
-		if (parse_kv(argc, argv, &a, ARG_DEV) || need_dev(&a))
+		if (parse_kv(argc, argv, &a) || need_dev(&a))
 			return -EINVAL;
-		ret = qos_stats_watch(a.dev, opt.watch, opt.count, opt.json, stdout, err,
+		ret = qos_stats_watch(a.dev, opt.watch, opt.count, opt.json, view, stdout, err,
 				      sizeof(err));
 		if (ret)
 			qos_err("stats: %s", err);
@@ -109,7 +133,6 @@ int do_stats(int argc, char **argv)
 	}
 	ret = read_report(argc, argv, "stats", &r);
 	if (!ret)
-		qos_report_stats(stdout, &r, opt.json, opt.stats);
+		qos_report_stats(stdout, &r, opt.json, view);
 	return ret;
 }
-

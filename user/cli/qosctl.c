@@ -2,8 +2,9 @@
 /*
  * qosctl: apply DiffServ profiles to an interface and read their counters.
  *
- * main() parses the global options and dispatches; each command lives in
- * a cmd_*.c file over the library's txn/ and out/ layers.
+ * main() parses the options and dispatches through the command table
+ * (table.c); each command lives in a cmd_*.c file over the library's txn/
+ * and out/ layers.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,52 +16,33 @@
 #include <bpf/libbpf.h>
 
 #include "cli/cli.h"
+#include "lib/suggest.h"
 #include "lib/util.h"
 #include "lib/version.h"
 
 struct qos_opts opt;
 
-static int usage(void)
-{
-	printf(
-		"Usage: qosctl [-v] [-j] [-s] COMMAND ...\n"
-		"  qosctl apply PROFILE dev IFACE rate RATE [--dry-run | --confirm SECONDS]\n"
-		"  qosctl confirm dev IFACE\n"
-		"  qosctl remove dev IFACE [--force]\n"
-		"  qosctl show dev IFACE [-j]\n"
-		"  qosctl stats dev IFACE [-j] [-s] [--watch SECONDS [--count N]]\n"
-		"  qosctl stats [dev IFACE] --prometheus\n"
-		"  qosctl exporter --listen [IPV6]:PORT|IPV4:PORT|:PORT\n"
-		"  qosctl validate PROFILE [rate RATE]\n"
-		"  qosctl list\n"
-		"  qosctl rule add dev IFACE [name NAME] [src PREFIX] [dst PREFIX]\n"
-		"                 [flowlabel LABEL[/MASK]] [proto PROTO] [priority N]\n"
-		"                 class NAME [set-dscp DSCP]\n"
-		"  qosctl rule del dev IFACE {id N | name NAME | MATCH}\n"
-		"  qosctl rule list dev IFACE [-j]\n"
-		"PROFILE is a name from the profile directories or a path; RATE as in tc\n"
-		"(100mbit, 1gbit). -j prints JSON, -s more counters, -v libbpf's log.\n");
-	return 0;
-}
+const struct cli_cmd *cli_cur;
 
-/* "dev X rate Y" in any order; every word must be one @allowed. */
-int parse_kv(int argc, char **argv, struct args *a, int allowed)
+/* "dev X rate Y" in any order; every key must be one of cli_cur's words. */
+int parse_kv(int argc, char **argv, struct args *a)
 {
+	char name[32];
 	int i;
 
+	cli_cmd_name(cli_cur, name, sizeof(name));
 	for (i = 0; i < argc; i++) {
 		const char *k = argv[i];
-		int which = !strcmp(k, "dev") ? ARG_DEV : !strcmp(k, "rate") ? ARG_RATE : 0;
 
-		if (!(which & allowed)) {
-			qos_err("unexpected argument '%s' (try 'qosctl help')", k);
+		if (!cli_word(cli_cur, k) || (strcmp(k, "dev") && strcmp(k, "rate"))) {
+			cli_unknown_key(cli_cur, name, k);
 			return -EINVAL;
 		}
 		if (i + 1 >= argc || !*argv[i + 1]) {
-			qos_err("'%s' needs a value", k);
+			qos_err("%s: '%s' needs a value", name, k);
 			return -EINVAL;
 		}
-		if (which == ARG_DEV)
+		if (!strcmp(k, "dev"))
 			a->dev = argv[++i];
 		else
 			a->rate = argv[++i];
@@ -70,8 +52,10 @@ int parse_kv(int argc, char **argv, struct args *a, int allowed)
 
 int need_dev(const struct args *a)
 {
+	char name[32];
+
 	if (!a->dev) {
-		qos_err("missing 'dev IFACE'");
+		qos_err("%s: missing 'dev IFACE'", cli_cmd_name(cli_cur, name, sizeof(name)));
 		return -EINVAL;
 	}
 	return 0;
@@ -79,12 +63,14 @@ int need_dev(const struct args *a)
 
 int parse_link_rate(const char *s, uint64_t *bps)
 {
+	const char *cmd = cli_cur->name;
+
 	if (!s) {
-		qos_err("missing 'rate RATE' (the link rate, e.g. 100mbit, 1gbit)");
+		qos_err("%s: missing 'rate RATE' (the link rate, e.g. 100mbit, 1gbit)", cmd);
 		return -EINVAL;
 	}
 	if (qos_parse_rate(s, 0, bps)) {
-		qos_err("rate '%s': not a rate (e.g. 100mbit, 1gbit)", s);
+		qos_err("%s: rate '%s': not a rate (e.g. 100mbit, 1gbit)", cmd, s);
 		return -EINVAL;
 	}
 	return 0;
@@ -97,32 +83,6 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
-
-static const struct cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-} cmds[] = {
-	{ "apply", do_apply },
-	{ "remove", do_remove },
-	{ "show", do_show },
-	{ "stats", do_stats },
-	{ "validate", do_validate },
-	{ "list", do_list },
-	{ "rule", do_rule },
-	{ "confirm", do_confirm },
-	{ "exporter", do_exporter },
-};
-
-/* Long-only options. */
-enum {
-	OPT_DRY_RUN = 256,
-	OPT_CONFIRM,
-	OPT_PROMETHEUS,
-	OPT_WATCH,
-	OPT_COUNT,
-	OPT_LISTEN,
-	OPT_FORCE,
-};
 
 /* A positive count up to a day's worth: seconds, or (--count) samples. */
 static int count_arg(const char *opt, const char *what, const char *v, unsigned int *out)
@@ -137,91 +97,192 @@ static int count_arg(const char *opt, const char *what, const char *v, unsigned 
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Option @o, with its value @v if it takes one. */
+static int set_opt(enum cli_opt_id o, const char *v)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "stats", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "confirm", required_argument, NULL, OPT_CONFIRM },
-		{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
-		{ "watch", required_argument, NULL, OPT_WATCH },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{},
-	};
-	size_t i;
-	int c;
+	switch (o) {
+	case O_JSON:
+		opt.json = true;
+		break;
+	case O_STATS:
+		opt.stats = true;
+		break;
+	case O_WIDE:
+		opt.wide = true;
+		break;
+	case O_PER_FAMILY:
+		opt.per_family = true;
+		break;
+	case O_WATCH:
+		return count_arg("--watch", "seconds", v, &opt.watch);
+	case O_COUNT:
+		return count_arg("--count", "a number of samples", v, &opt.count);
+	case O_PROMETHEUS:
+		opt.prometheus = true;
+		break;
+	case O_DRY_RUN:
+		opt.dry_run = true;
+		break;
+	case O_CONFIRM:
+		return count_arg("--confirm", "seconds", v, &opt.confirm);
+	case O_FORCE:
+		opt.force = true;
+		break;
+	case O_LISTEN:
+		opt.listen = v;
+		break;
+	case O_VERBOSE:
+		qos_verbose = true;
+		break;
+	case O_HELP:
+		opt.help = true;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
 
-	/* Errors are one "qosctl: " line, like every other error: getopt's
-	 * own messages are off (opterr, and ':' to tell a missing value). */
+static void unknown_opt(const char *arg)
+{
+	char word[64], hint[128];
+	struct qos_suggest s;
+	int o;
+
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
+	qos_suggest_init(&s, word + 2);
+	for (o = 0; o < O_MAX; o++)
+		qos_suggest_add(&s, cli_opts[o].name);
+	/* The suggestions are bare names: put the dashes back. */
+	if (s.n) {
+		char names[QOS_SUGGEST_MAX][40];
+		int i;
+
+		for (i = 0; i < s.n; i++) {
+			snprintf(names[i], sizeof(names[i]), "--%s", s.best[i]);
+			s.best[i] = names[i];
+		}
+		qos_err("unknown option '%s'%s", word, qos_suggest_fmt(&s, hint, sizeof(hint)));
+		return;
+	}
+	qos_err("unknown option '%s' (try 'qosctl help')", word);
+}
+
+/*
+ * Options anywhere on the line, as getopt_long permutes them, built from
+ * cli_opts. Errors are one "qosctl: " line, like every other error:
+ * getopt's own messages are off (opterr, and ':' to tell a missing value).
+ * Returns the set of options seen, or -1.
+ */
+static int parse_opts(int argc, char **argv)
+{
+	struct option lo[O_MAX + 1] = {};
+	char shorts[2 * O_MAX + 2], *p = shorts;
+	int c, o, seen = 0;
+
+	*p++ = ':';
+	for (o = 0; o < O_MAX; o++) {
+		lo[o].name = cli_opts[o].name;
+		lo[o].has_arg = cli_opts[o].arg ? required_argument : no_argument;
+		lo[o].val = 256 + o;
+		if (cli_opts[o].short_name) {
+			*p++ = cli_opts[o].short_name;
+			if (cli_opts[o].arg)
+				*p++ = ':';
+		}
+	}
+	*p = '\0';
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jsvhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			opt.json = true;
-			break;
-		case 's':
-			opt.stats = true;
-			break;
-		case 'v':
-			qos_verbose = true;
-			break;
-		case 'h':
-			return usage();
-		case 'V':
-			printf("qosctl %s (libbpf %s)\n", QOSCTL_VERSION, libbpf_version_string());
-			return 0;
-		case OPT_DRY_RUN:
-			opt.dry_run = true;
-			break;
-		case OPT_CONFIRM:
-			if (count_arg("--confirm", "seconds", optarg, &opt.confirm))
-				return 1;
-			break;
-		case OPT_PROMETHEUS:
-			opt.prometheus = true;
-			break;
-		case OPT_WATCH:
-			if (count_arg("--watch", "seconds", optarg, &opt.watch))
-				return 1;
-			break;
-		case OPT_COUNT:
-			if (count_arg("--count", "a number of samples", optarg, &opt.count))
-				return 1;
-			break;
-		case OPT_LISTEN:
-			opt.listen = optarg;
-			break;
-		case OPT_FORCE:
-			opt.force = true;
-			break;
-		case ':':
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (c == ':') {
 			qos_err("option '%s' needs a value", argv[optind - 1]);
-			return 1;
-		default:
+			return -1;
+		}
+		for (o = 0; c < 256 && o < O_MAX && cli_opts[o].short_name != c; o++)
+			;
+		if (c >= 256)
+			o = c - 256;
+		if (o >= O_MAX || c == '?') {
 			if (optopt)
 				qos_err("unknown option '-%c' (try 'qosctl help')", optopt);
 			else
-				qos_err("unknown option '%s' (try 'qosctl help')", argv[optind - 1]);
+				unknown_opt(argv[optind - 1]);
+			return -1;
+		}
+		if (o == O_VERSION) {
+			printf("qosctl %s (libbpf %s)\n", QOSCTL_VERSION, libbpf_version_string());
+			exit(0);
+		}
+		if (set_opt(o, optarg))
+			return -1;
+		seen |= O_BIT(o);
+	}
+	return seen;
+}
+
+/* The command named by @argv, a subcommand for a group like rule. */
+static const struct cli_cmd *find_cmd(int *argc, char ***argv)
+{
+	const struct cli_cmd *c = cli_find(cli_cmds, (*argv)[0]), *s;
+
+	if (!c) {
+		cli_unknown_cmd(NULL, cli_cmds, (*argv)[0]);
+		return NULL;
+	}
+	(*argc)--;
+	(*argv)++;
+	if (!c->sub || (opt.help && !*argc))
+		return c;
+	if (!*argc) {
+		qos_err("%s: missing command (try 'qosctl help %s')", c->name, c->name);
+		return NULL;
+	}
+	s = cli_find(c->sub, (*argv)[0]);
+	if (!s) {
+		cli_unknown_cmd(c->name, c->sub, (*argv)[0]);
+		return NULL;
+	}
+	(*argc)--;
+	(*argv)++;
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_cmd *c;
+	char name[32];
+	int seen, o;
+
+	libbpf_set_print(print_libbpf);
+	/* The shell completion's entry: the words as typed, options too. */
+	if (argc > 1 && !strcmp(argv[1], "__complete"))
+		return do_complete(argc - 2, argv + 2) ? 1 : 0;
+	seen = parse_opts(argc, argv);
+	if (seen < 0)
+		return 1;
+
+	/* Bare qosctl is a mistake (stderr, 1); help, an answer (stdout, 0). */
+	if (optind >= argc) {
+		cli_usage(opt.help ? stdout : stderr);
+		return !opt.help;
+	}
+	argc -= optind;
+	argv += optind;
+	c = find_cmd(&argc, &argv);
+	if (!c)
+		return 1;
+	if (opt.help) {
+		cli_help_cmd(stdout, c);
+		return 0;
+	}
+	for (o = 0; o < O_MAX; o++) {
+		if ((seen & O_BIT(o)) && !((c->opts | O_GLOBAL) & O_BIT(o))) {
+			cli_cmd_name(c, name, sizeof(name));
+			qos_err("%s: does not take --%s (see 'qosctl help %s')", name,
+				cli_opts[o].name, name);
 			return 1;
 		}
 	}
-	libbpf_set_print(print_libbpf);
-
-	if (optind >= argc) {
-		qos_err("missing command (try 'qosctl help')");
-		return 1;
-	}
-	if (!strcmp(argv[optind], "help"))
-		return usage();
-	for (i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (!strcmp(argv[optind], cmds[i].name))
-			return cmds[i].fn(argc - optind - 1, argv + optind + 1) ? 1 : 0;
-	qos_err("unknown command '%s' (try 'qosctl help')", argv[optind]);
-	return 1;
+	cli_cur = c;
+	return c->fn(argc, argv) ? 1 : 0;
 }

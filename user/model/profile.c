@@ -355,11 +355,54 @@ static int handler(void *user, const char *section, const char *key, const char 
 	return handle_class_key(c, cl, key, v);
 }
 
+int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), void *arg)
+{
+	static const struct {
+		const char *env;
+		const char *dirs;
+		const char *origin;
+	} src[] = {
+		{ "QOSCTL_PROFILE_DIR", NULL, "QOSCTL_PROFILE_DIR" },
+		{ NULL, "/etc/qosctl/profiles", "local" },
+		{ NULL, QOS_PROFILE_DIRS, "built-in" },
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(src); i++) {
+		const char *list = src[i].env ? getenv(src[i].env) : src[i].dirs;
+		char *d, *save = NULL, buf[PATH_MAX];
+
+		if (!list || strlen(list) >= sizeof(buf))
+			continue;
+		snprintf(buf, sizeof(buf), "%s", list);
+		for (d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			ret = fn(d, src[i].origin, arg);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+struct find_ctx {
+	const char *name;
+	char *path;
+	size_t len;
+};
+
+static int find_in(const char *dir, const char *origin, void *arg)
+{
+	struct find_ctx *c = arg;
+
+	if ((size_t)snprintf(c->path, c->len, "%s/%s", dir, c->name) >= c->len)
+		return 0;
+	return !access(c->path, R_OK);
+}
+
 int qos_profile_find(const char *name, char *path, size_t len)
 {
-	const char *env = getenv("QOSCTL_PROFILE_DIR");
-	const char *dirs[] = { env, "/etc/qosctl/profiles", QOS_PROFILE_DIRS };
-	size_t i;
+	struct find_ctx c = { name, path, len };
 
 	if (!*name || strlen(name) >= len)
 		return -EINVAL;
@@ -367,20 +410,7 @@ int qos_profile_find(const char *name, char *path, size_t len)
 		snprintf(path, len, "%s", name);
 		return access(path, R_OK) ? -errno : 0;
 	}
-	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
-		char *d, *save = NULL, buf[PATH_MAX];
-
-		if (!dirs[i])
-			continue;
-		snprintf(buf, sizeof(buf), "%s", dirs[i]);
-		for (d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			if ((size_t)snprintf(path, len, "%s/%s", d, name) >= len)
-				continue;
-			if (!access(path, R_OK))
-				return 0;
-		}
-	}
-	return -ENOENT;
+	return qos_profile_dirs(find_in, &c) ? 0 : -ENOENT;
 }
 
 int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,

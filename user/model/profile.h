@@ -77,10 +77,16 @@ struct qos_class_plan {
 };
 
 /*
- * Find a profile: a path if @name contains '/', else NAME in
- * $QOSCTL_PROFILE_DIR, /etc/qosctl/profiles, the installed profile
- * directory and the source tree's tc-profiles/.
+ * The profile directories, in search order: each of $QOSCTL_PROFILE_DIR
+ * (a list separated by ':'), /etc/qosctl/profiles, then the built-in list
+ * (the installed profile directory, and the source tree's tc-profiles/ in
+ * a build). @fn gets each with where it came from ("QOSCTL_PROFILE_DIR",
+ * "local", "built-in"); a non-zero return ends the walk and is returned.
  */
+int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), void *arg);
+
+/* Find a profile: a path if @name contains '/', else NAME in the first
+ * profile directory that has it. */
 int qos_profile_find(const char *name, char *path, size_t len);
 
 /*

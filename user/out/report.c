@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * `qosctl show` and `qosctl stats`: a table by default, JSON with -j
- * (json-c), in the iproute2 habit.
+ * `qosctl show` and `qosctl stats`: a table by default (the stats table is
+ * out/stats_text.c), JSON with -j (json-c), in the iproute2 habit.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -92,9 +92,10 @@ static void print_json(FILE *f, json_object *o)
 	json_object_put(o);
 }
 
-void qos_report_stats(FILE *f, const struct qos_report *r, bool json, bool details)
+void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned int view)
 {
-	unsigned int i, d, fm, v;
+	bool details = view & QOS_STATS_DETAILS;
+	unsigned int i, d, v;
 
 	if (json) {
 		json_object *o = json_object_new_object();
@@ -119,47 +120,7 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, bool detai
 		print_json(f, o);
 		return;
 	}
-
-	fprintf(f, "dev %s profile %s\n", r->dev, r->meta.profile);
-	fprintf(f, "%-10s %-8s %14s %16s %14s %16s %14s %16s\n", "class", "dir",
-		"ipv4 pkts", "ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
-	for (i = 0; i < r->meta.nclasses; i++) {
-		const struct qos_report_class *rc = &r->cls[i];
-
-		for (d = 0; d < QOS_DIR_MAX; d++) {
-			fprintf(f, "%-10s %-8s", d ? "" : rc->mc.name, qos_dir_names[d]);
-			for (fm = 0; fm < QOS_FAM_MAX; fm++) {
-				struct qos_ctr tot = fam_total(rc, d, fm);
-
-				fprintf(f, " %14llu %16llu", (unsigned long long)tot.packets,
-					(unsigned long long)tot.bytes);
-			}
-			fputc('\n', f);
-			for (v = 1; (details || rc->police.set) && v < QOS_V_MAX; v++) {
-				fprintf(f, "%-10s   %-6s", "", qos_verdict_names[v]);
-				for (fm = 0; fm < QOS_FAM_MAX; fm++)
-					fprintf(f, " %14llu %16llu",
-						(unsigned long long)rc->ctr[d][fm][v].packets,
-						(unsigned long long)rc->ctr[d][fm][v].bytes);
-				fputc('\n', f);
-			}
-		}
-		if (rc->police.set)
-			qos_police_print_stats(f, &rc->police);
-		if (rc->have_q)
-			fprintf(f, "%-10s qdisc    sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, backlog %llub %llup\n",
-				"", (unsigned long long)rc->q.bytes,
-				(unsigned long long)rc->q.packets, (unsigned long long)rc->q.drops,
-				(unsigned long long)rc->q.overlimits,
-				(unsigned long long)rc->q.backlog_bytes,
-				(unsigned long long)rc->q.backlog_packets);
-	}
-	fprintf(f, "unparsed (passed untouched):");
-	for (d = 0; d < QOS_DIR_MAX; d++)
-		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
-			fprintf(f, " %s %s %llu", qos_dir_names[d], qos_unparsed_names[v],
-				(unsigned long long)r->unparsed[d][v].packets);
-	fputc('\n', f);
+	qos_stats_text(f, r, view);
 }
 
 static json_object *dscp_json(uint64_t set)

@@ -9,7 +9,15 @@
 #include "../bpf/qos_common.h"
 #include "kernel/stats.h"
 
-void qos_report_stats(FILE *f, const struct qos_report *r, bool json, bool details);
+/* Views of `qosctl stats`; JSON always has every counter per family, and
+ * the verdicts with QOS_STATS_DETAILS. */
+#define QOS_STATS_DETAILS	(1U << 0)	/* -s */
+#define QOS_STATS_FAMILY	(1U << 1)	/* --per-family: a row per family */
+#define QOS_STATS_WIDE		(1U << 2)	/* --wide: a column per family */
+
+void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned int view);
+/* The table (out/stats_text.c). */
+void qos_stats_text(FILE *f, const struct qos_report *r, unsigned int view);
 void qos_report_show(FILE *f, const struct qos_report *r, bool json);
 
 #endif /* __QOS_OUT_REPORT_H */

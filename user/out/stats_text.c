@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * `qosctl stats` as a table, in iproute2's habit: by default a row per
+ * class and direction with both address families together, within 100
+ * columns; -s adds the verdicts, policer colours, queue and unparsed
+ * reasons as rows under it; --per-family gives a row per family, --wide a
+ * column per family (the full table, 115 columns and more).
+ */
+#include <stdio.h>
+
+#include "lib/util.h"
+#include "model/policer.h"
+#include "out/policer.h"
+#include "out/report.h"
+
+#define LW	19	/* class and direction */
+#define LW_FAM	28	/* class, direction and family */
+
+static struct qos_ctr sum(const struct qos_report_class *rc, int d, int fam, int verdict)
+{
+	struct qos_ctr s = {};
+	int f, v;
+
+	for (f = 0; f < QOS_FAM_MAX; f++) {
+		for (v = 0; v < QOS_V_MAX; v++) {
+			if ((fam >= 0 && f != fam) || (verdict >= 0 && v != verdict))
+				continue;
+			s.packets += rc->ctr[d][f][v].packets;
+			s.bytes += rc->ctr[d][f][v].bytes;
+		}
+	}
+	return s;
+}
+
+static const char *num(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* Label, packets, bytes, then the drop columns that are given. */
+static void row(FILE *f, int lw, const char *label, uint64_t pkts, uint64_t bytes,
+		const char *pdrops, const char *qdrops)
+{
+	fprintf(f, "%-*s %16llu %20llu", lw, label, (unsigned long long)pkts,
+		(unsigned long long)bytes);
+	if (pdrops || qdrops)
+		fprintf(f, " %13s", pdrops ?: "");
+	if (qdrops)
+		fprintf(f, " %12s", qdrops);
+	fputc('\n', f);
+}
+
+static const char *label(char *buf, size_t len, bool fam, const char *a, const char *b,
+			 const char *c)
+{
+	if (fam)
+		snprintf(buf, len, "%-10s %-8s %s", a, b, c);
+	else
+		snprintf(buf, len, "%-10s %s", a, b);
+	return buf;
+}
+
+/* -s: the verdicts other than pass, per family with @fam >= 0. */
+static void verdict_rows(FILE *f, const struct qos_report_class *rc, int d, int fam)
+{
+	char lb[64], vn[16];
+	int v;
+
+	for (v = QOS_V_PASS + 1; v < QOS_V_MAX; v++) {
+		struct qos_ctr c = sum(rc, d, fam, v);
+
+		snprintf(vn, sizeof(vn), "  %s", qos_verdict_names[v]);
+		label(lb, sizeof(lb), fam >= 0, "", fam >= 0 ? "" : vn, vn);
+		row(f, fam >= 0 ? LW_FAM : LW, lb, c.packets, c.bytes, NULL, NULL);
+	}
+}
+
+static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned int view)
+{
+	bool fams = view & QOS_STATS_FAMILY, details = view & QOS_STATS_DETAILS;
+	const char *cls = d ? "" : rc->mc.name;
+	char lb[64], pd[24], qd[24];
+	struct qos_ctr c, drop;
+	int fm;
+
+	if (!fams) {
+		c = sum(rc, d, -1, -1);
+		drop = sum(rc, d, -1, QOS_V_DROP);
+		label(lb, sizeof(lb), false, cls, qos_dir_names[d], NULL);
+		row(f, LW, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)),
+		    d == QOS_DIR_EGRESS && rc->have_q ? num(rc->q.drops, qd, sizeof(qd)) : "-");
+		if (details)
+			verdict_rows(f, rc, d, -1);
+		return;
+	}
+	for (fm = 0; fm < QOS_FAM_MAX; fm++) {
+		c = sum(rc, d, fm, -1);
+		drop = sum(rc, d, fm, QOS_V_DROP);
+		label(lb, sizeof(lb), true, fm ? "" : cls, fm ? "" : qos_dir_names[d],
+		      qos_family_names[fm]);
+		row(f, LW_FAM, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)), NULL);
+		if (details)
+			verdict_rows(f, rc, d, fm);
+	}
+}
+
+/* -s: policer colours (both families, or each), then the class's queue. */
+static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
+{
+	int lw = fams ? LW_FAM : LW, c, fm;
+	char lb[64], qd[24];
+
+	for (c = 0; rc->police.set && c < TB_COLOR_MAX; c++) {
+		struct qos_ctr t = {};
+
+		for (fm = 0; fm < QOS_FAM_MAX; fm++) {
+			const struct qos_ctr *x = &rc->police.ctr[fm][c];
+
+			if (fams) {
+				label(lb, sizeof(lb), true, "", fm ? "" : qos_color_names[c],
+				      qos_family_names[fm]);
+				row(f, lw, lb, x->packets, x->bytes, NULL, NULL);
+			}
+			t.packets += x->packets;
+			t.bytes += x->bytes;
+		}
+		if (!fams)
+			row(f, lw, label(lb, sizeof(lb), false, "", qos_color_names[c], NULL),
+			    t.packets, t.bytes, NULL, NULL);
+	}
+	if (!rc->have_q)
+		return;
+	row(f, lw, label(lb, sizeof(lb), fams, "", "queue", ""), rc->q.packets, rc->q.bytes, "",
+	    num(rc->q.drops, qd, sizeof(qd)));
+	fprintf(f, "%-*s overlimits %llu, backlog %llub %llup\n", LW, "",
+		(unsigned long long)rc->q.overlimits, (unsigned long long)rc->q.backlog_bytes,
+		(unsigned long long)rc->q.backlog_packets);
+}
+
+static void unparsed_rows(FILE *f, const struct qos_report *r, unsigned int view)
+{
+	bool fams = view & QOS_STATS_FAMILY;
+	int lw = fams ? LW_FAM : LW, d, v;
+	char lb[64];
+
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		struct qos_ctr t = {};
+
+		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++) {
+			t.packets += r->unparsed[d][v].packets;
+			t.bytes += r->unparsed[d][v].bytes;
+		}
+		label(lb, sizeof(lb), fams, d ? "" : "unparsed", qos_dir_names[d], "-");
+		row(f, lw, lb, t.packets, t.bytes, NULL, NULL);
+		for (v = QOS_UNP_NONE + 1; (view & QOS_STATS_DETAILS) && v < QOS_UNP_MAX; v++) {
+			snprintf(lb, sizeof(lb), " %s", qos_unparsed_names[v]);
+			row(f, lw, lb, r->unparsed[d][v].packets, r->unparsed[d][v].bytes, NULL,
+			    NULL);
+		}
+	}
+}
+
+/* The full table: a column pair per family. */
+static void wide(FILE *f, const struct qos_report *r, bool details)
+{
+	unsigned int i, d, fm, v;
+
+	fprintf(f, "%-10s %-8s %14s %16s %14s %16s %14s %16s\n", "class", "dir", "ipv4 pkts",
+		"ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
+	for (i = 0; i < r->meta.nclasses; i++) {
+		const struct qos_report_class *rc = &r->cls[i];
+
+		for (d = 0; d < QOS_DIR_MAX; d++) {
+			fprintf(f, "%-10s %-8s", d ? "" : rc->mc.name, qos_dir_names[d]);
+			for (fm = 0; fm < QOS_FAM_MAX; fm++) {
+				struct qos_ctr tot = sum(rc, d, fm, -1);
+
+				fprintf(f, " %14llu %16llu", (unsigned long long)tot.packets,
+					(unsigned long long)tot.bytes);
+			}
+			fputc('\n', f);
+			for (v = 1; (details || rc->police.set) && v < QOS_V_MAX; v++) {
+				fprintf(f, "%-10s   %-6s", "", qos_verdict_names[v]);
+				for (fm = 0; fm < QOS_FAM_MAX; fm++)
+					fprintf(f, " %14llu %16llu",
+						(unsigned long long)rc->ctr[d][fm][v].packets,
+						(unsigned long long)rc->ctr[d][fm][v].bytes);
+				fputc('\n', f);
+			}
+		}
+		if (rc->police.set)
+			qos_police_print_stats(f, &rc->police);
+		if (rc->have_q)
+			fprintf(f, "%-10s qdisc    sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, backlog %llub %llup\n",
+				"", (unsigned long long)rc->q.bytes,
+				(unsigned long long)rc->q.packets, (unsigned long long)rc->q.drops,
+				(unsigned long long)rc->q.overlimits,
+				(unsigned long long)rc->q.backlog_bytes,
+				(unsigned long long)rc->q.backlog_packets);
+	}
+	fprintf(f, "unparsed (passed untouched):");
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
+			fprintf(f, " %s %s %llu", qos_dir_names[d], qos_unparsed_names[v],
+				(unsigned long long)r->unparsed[d][v].packets);
+	fputc('\n', f);
+}
+
+void qos_stats_text(FILE *f, const struct qos_report *r, unsigned int view)
+{
+	bool fams = view & QOS_STATS_FAMILY;
+	char rate[32];
+	unsigned int i, d;
+
+	fprintf(f, "dev %s profile %s rate %s\n", r->dev, r->meta.profile,
+		qos_fmt_rate(r->meta.rate_bps, rate, sizeof(rate)));
+	if (view & QOS_STATS_WIDE) {
+		wide(f, r, view & QOS_STATS_DETAILS);
+		return;
+	}
+	if (fams)
+		fprintf(f, "%-10s %-8s %-8s %16s %20s %13s %12s\n", "class", "dir", "family",
+			"packets", "bytes", "police-drops", "queue-drops");
+	else
+		fprintf(f, "%-10s %-8s %16s %20s %13s %12s\n", "class", "dir", "packets", "bytes",
+			"police-drops", "queue-drops");
+	for (i = 0; i < r->meta.nclasses; i++) {
+		for (d = 0; d < QOS_DIR_MAX; d++)
+			dir_rows(f, &r->cls[i], d, view);
+		if (view & QOS_STATS_DETAILS)
+			class_details(f, &r->cls[i], fams);
+	}
+	unparsed_rows(f, r, view);
+}
