@@ -208,8 +208,14 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 				    0x10 + QOS_MAX_CLASSES - 1);
 		p->handle_major = u;
 	} else if (!strcmp(key, "rules")) {
-		if (qos_parse_u32(v, &u) || u < 16 || u > QOS_RULES_MAX)
+		if (qos_parse_u32(v, &u) || u < 16)
 			return fail(c, key, "'%s' is not a rule table size (16-%u)", v, QOS_RULES_MAX);
+		/* The per-CPU hit counters are allocated in full at apply,
+		 * one element at a time: at 2^24, 256 MiB per CPU and 18 s. */
+		if (u > QOS_RULES_MAX)
+			return fail(c, key,
+				    "%u is above the ceiling of %u (each entry costs 16 bytes of hit counters per CPU)",
+				    u, QOS_RULES_MAX);
 		p->rule_entries = u;
 	} else if (!strcmp(key, "leaf-delay")) {
 		if (qos_parse_time(v, &p->leaf_delay_ns))
