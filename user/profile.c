@@ -637,6 +637,79 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 	return qos_profile_check_shares(p, plan, link_bps, err, errlen);
 }
 
+/*
+ * The maps of bpf/lib/maps.h as the kernel (6.x) allocates them. An array
+ * element is its value rounded up to 8 bytes; a per-CPU one is that on
+ * every possible CPU plus an 8-byte pointer to it. A hash has 16-byte
+ * buckets, a power of two of them; without preallocation each element is
+ * a separate allocation of a 48-byte header, the key and the value each
+ * rounded up to 8, and an 8-byte free-list node, from the kmalloc cache
+ * that fits: 144 bytes from kmalloc-192 for a rule (bpftool's "memlock"
+ * counts the 144, /proc/slabinfo shows the 192). Map headers (under 1 KiB
+ * each) are left out.
+ */
+#define KERN_HTAB_BUCKET	16
+#define KERN_HTAB_ELEM_HDR	48
+#define KERN_LLIST_NODE		8
+
+static uint64_t round8(uint64_t n)
+{
+	return (n + 7) & ~7ULL;
+}
+
+/* kmalloc's size classes: powers of two from 8 bytes, and 96 and 192. */
+static uint64_t kmalloc_size(uint64_t n)
+{
+	uint64_t s = 8;
+
+	if (n > 64 && n <= 96)
+		return 96;
+	if (n > 128 && n <= 192)
+		return 192;
+	while (s < n)
+		s <<= 1;
+	return s;
+}
+
+static uint64_t array_bytes(uint64_t entries, size_t value)
+{
+	return entries * round8(value);
+}
+
+static uint64_t percpu_array_bytes(uint64_t entries, size_t value, int ncpus)
+{
+	return entries * (sizeof(void *) + round8(value) * ncpus);
+}
+
+static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
+{
+	uint64_t buckets = 1;
+
+	while (buckets < entries)
+		buckets <<= 1;
+	return buckets * KERN_HTAB_BUCKET +
+	       entries * kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + round8(value) +
+				      KERN_LLIST_NODE);
+}
+
+uint64_t qos_profile_mem_bytes(const struct qos_profile *p, int ncpus,
+			       struct qos_profile_mem *mem)
+{
+	struct qos_profile_mem m;
+
+	m.rule_hash = hash_bytes(p->rule_entries, sizeof(struct qos_rule_key),
+				 sizeof(struct qos_rule_val));
+	m.rule_stats = percpu_array_bytes(p->rule_entries, sizeof(struct qos_ctr), ncpus);
+	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
+					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
+	m.other = array_bytes(1, sizeof(struct qos_cfg)) + array_bytes(1, sizeof(struct qos_meta)) +
+		  array_bytes(2, sizeof(struct qos_rule_set)) +
+		  array_bytes(QOS_POLICERS_MAX, sizeof(struct qos_policer));
+	if (mem)
+		*mem = m;
+	return m.rule_hash + m.rule_stats + m.counters + m.other;
+}
+
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 {
 	const struct qos_class_spec *def = qos_profile_class(p, p->default_class);
