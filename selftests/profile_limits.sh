@@ -94,4 +94,22 @@ want+="hash 416\.0 MiB full, counters $((16 + 32 * cpus))\.0 MiB; other maps [0-
 check_err $? "got: '$out'; want a second line matching '$want'"
 log_test "prints the kernel memory a table at the ceiling takes"
 
+# A repeated section: libinih hands the handler keys with their section's
+# name, so the second [class be] silently changed the first.
+expect_error "a repeated class section" "12: [class be]: repeated; first at line 8" \
+	< <(base; printf '\n[class be]\nceil = 90%%\n')
+expect_error "a class section repeated right after itself" \
+	"11: [class be]: repeated; first at line 8" < <(base; printf '[class be]\nceil = 90%%\n')
+expect_error "a repeated section whose first has no key" \
+	"12: [class lbe]: repeated; first at line 11" \
+	< <(base; printf '[class lbe]\n[class lbe]\nid = 4\nrate = 1%%\n')
+expect_error "a repeated [profile]" "11: [profile]: repeated; first at line 1" \
+	< <(base; printf '[profile]\ndescription = two\n')
+expect_error "a repeated rule section" "17: [rule a]: repeated; first at line 11" \
+	< <(base; printf '[rule a]\nsrc = 10.0.0.0/8\nclass = be\n[rule b]\nsrc = 10.1.0.0/16\n'
+	    printf 'class = pip\n[rule a]\nsrc = 10.2.0.0/16\nclass = be\n')
+expect_error "a rule section repeated right after itself" \
+	"14: [rule a]: repeated; first at line 11" \
+	< <(base; printf '[rule a]\nsrc = 10.0.0.0/8\nclass = be\n[rule a]\ndst = 10.1.0.0/16\n')
+
 exit $EXIT_STATUS

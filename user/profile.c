@@ -3,8 +3,11 @@
  * Profile parser: INI files read with libinih. See Documentation/profiles.rst
  * for the format.
  */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,15 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	bool failed;
+	void *sections;		/* tsearch() tree of struct section_seen */
+	bool in_key;		/* a key was given since the header: libinih's prev_name */
+};
+
+/* A [section] header, kept to refuse a second one of the same name, which
+ * libinih would merge into the first without a word. */
+struct section_seen {
+	int line;
+	char name[];
 };
 
 static const char *base_name(const char *path)
@@ -56,20 +68,77 @@ static int fail(struct parse_ctx *c, const char *key, const char *fmt, ...)
 	return 0;
 }
 
-/* Reader handed to ini_parse_stream(): fgets() that counts lines, so the
- * handler knows the line of the key it is given. */
+static int section_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct section_seen *)a)->name,
+		      ((const struct section_seen *)b)->name);
+}
+
+/*
+ * A header line, @s just after its '['. libinih takes the name up to the
+ * ']', unless an inline comment (a ';' after a space) comes first, which
+ * it reports as a syntax error.
+ */
+static void section_header(struct parse_ctx *c, const char *s)
+{
+	const struct section_seen *first;
+	struct section_seen *sec;
+	char label[INI_MAX_LINE + 2];
+	bool space = false;
+	const char *end;
+	void **node;
+
+	for (end = s; *end && *end != ']' && !(space && *end == ';'); end++)
+		space = isspace((unsigned char)*end);
+	if (*end != ']')
+		return;
+	/* Errors about a whole section (a missing key) point at its header. */
+	c->section_line = c->line;
+	c->in_key = false;
+	snprintf(label, sizeof(label), "[%.*s]", (int)(end - s), s);
+	sec = malloc(sizeof(*sec) + (end - s) + 1);
+	if (!sec) {
+		fail(c, label, "out of memory");
+		return;
+	}
+	sec->line = c->line;
+	memcpy(sec->name, s, end - s);
+	sec->name[end - s] = '\0';
+	node = tsearch(sec, &c->sections, section_cmp);
+	first = node ? *node : NULL;
+	if (first == sec)
+		return;
+	if (first)
+		fail(c, label, "repeated; first at line %d", first->line);
+	else
+		fail(c, label, "out of memory");
+	free(sec);
+}
+
+/*
+ * Reader handed to ini_parse_stream(): fgets() that counts lines, so the
+ * handler knows the line of the key it is given, and sees the section
+ * headers libinih does not report. A line is sorted as libinih sorts it:
+ * blank or comment; indented after a key, the continuation of that key's
+ * value; a header; a key.
+ */
 static char *read_line(char *buf, int size, void *stream)
 {
 	struct parse_ctx *c = stream;
 	char *s = fgets(buf, size, c->f);
+	const char *start = s;
 
 	if (!s)
 		return NULL;
 	c->line++;
-	/* libinih reports no section header to the handler; errors about a
-	 * whole section (a missing key) point at its header. */
-	if (s[strspn(s, " \t")] == '[')
-		c->section_line = c->line;
+	if (c->line == 1 && !strncmp(start, "\xef\xbb\xbf", 3))
+		start += 3;
+	while (isspace((unsigned char)*start))
+		start++;
+	if (!*start || *start == ';' || *start == '#' || (c->in_key && start > s))
+		return s;
+	if (*start == '[')
+		section_header(c, start + 1);
 	return s;
 }
 
@@ -362,6 +431,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 	struct qos_class_spec *cl;
 	const char *name;
 
+	c->in_key = true;
 	if (c->failed)
 		return 0;
 	if (!strcmp(section, "profile"))
@@ -430,15 +500,10 @@ int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int lin
 	return -EINVAL;
 }
 
-static int rule_name_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct qos_rule *)a)->name, ((const struct qos_rule *)b)->name);
-}
-
-/* Classes exist, names are unique, the set fits the table and the data path. */
+/* Classes exist, the set fits the table and the data path. Names are
+ * unique: they are section names, and a section comes once. */
 static int check_rules(struct qos_profile *p, char *err, size_t len)
 {
-	struct qos_rules sorted = {};
 	char msg[400];
 	size_t i, bad = 0;
 	int ret;
@@ -459,22 +524,7 @@ static int check_rules(struct qos_profile *p, char *err, size_t len)
 	if (ret)
 		return qos_profile_errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
 			    msg);
-	if (!p->rules.n)
-		return 0;
-	sorted.r = malloc(p->rules.n * sizeof(*sorted.r));
-	if (!sorted.r)
-		return -ENOMEM;
-	memcpy(sorted.r, p->rules.r, p->rules.n * sizeof(*sorted.r));
-	qsort(sorted.r, p->rules.n, sizeof(*sorted.r), rule_name_cmp);
-	for (i = 1; i < p->rules.n; i++) {
-		if (strcmp(sorted.r[i - 1].name, sorted.r[i].name))
-			continue;
-		ret = qos_profile_errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
-			   sorted.r[i].name);
-		break;
-	}
-	free(sorted.r);
-	return ret;
+	return 0;
 }
 
 static int check_profile(struct qos_profile *p, char *err, size_t len)
@@ -555,6 +605,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	}
 	ret = ini_parse_stream(read_line, &c, handler, &c);
 	fclose(c.f);
+	tdestroy(c.sections, free);
 	if (c.failed)
 		return -EINVAL;
 	if (ret) {
