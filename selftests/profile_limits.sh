@@ -112,4 +112,24 @@ expect_error "a rule section repeated right after itself" \
 	"14: [rule a]: repeated; first at line 11" \
 	< <(base; printf '[rule a]\nsrc = 10.0.0.0/8\nclass = be\n[rule a]\ndst = 10.1.0.0/16\n')
 
+# A repeated key: the second silently replaced the first (or, for dscp,
+# added to it). A value continued on an indented line is one key, and only
+# DSCP lists add their lines up.
+expect_error "a repeated key in a class" "11: rate: repeated in [class be]; first at line 10" \
+	< <(base; echo "rate = 80%")
+expect_error "a repeated key in [profile]" "3: default: repeated in [profile]; first at line 2" \
+	< <(base | sed 's/^default = be$/default = be\ndefault = pip/')
+expect_error "a repeated dscp" "7: dscp: repeated in [class pip]; first at line 6" \
+	< <(base | sed 's/^id = 2$/id = 2\ndscp = ef\ndscp = cs5/')
+expect_error "a repeated key in a rule" "13: src: repeated in [rule a]; first at line 12" \
+	< <(base; printf '[rule a]\nsrc = 10.0.0.0/8\nsrc = 10.1.0.0/16\nclass = be\n')
+expect_ok "a DSCP list continued on an indented line" \
+	< <(base | sed 's/^id = 2$/id = 2\ndscp = ef,\n    cs5/')
+expect_error "a DSCP of a continued list in another class" \
+	"12: dscp4: DSCP 40 of class be is already in another class" \
+	< <(base | sed 's/^id = 2$/id = 2\ndscp = ef,\n    cs5/; s/^id = 3$/id = 3\ndscp = cs5/')
+expect_error "a single value continued on an indented line" \
+	"7: rate: continues the value of line 6; only a DSCP list goes on over lines" \
+	< <(base | sed 's/^rate = 20%$/rate = 20%\n\t30%/')
+
 exit $EXIT_STATUS

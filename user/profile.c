@@ -37,6 +37,12 @@ struct parse_ctx {
 	bool failed;
 	void *sections;		/* tsearch() tree of struct section_seen */
 	bool in_key;		/* a key was given since the header: libinih's prev_name */
+	bool continued;		/* the line continues the value of that key */
+	unsigned int nkeys;
+	struct {
+		char name[64];	/* libinih cuts names at 49 characters */
+		int line;
+	} keys[64];		/* of the current section; none has half as many */
 };
 
 /* A [section] header, kept to refuse a second one of the same name, which
@@ -95,6 +101,7 @@ static void section_header(struct parse_ctx *c, const char *s)
 	/* Errors about a whole section (a missing key) point at its header. */
 	c->section_line = c->line;
 	c->in_key = false;
+	c->nkeys = 0;
 	snprintf(label, sizeof(label), "[%.*s]", (int)(end - s), s);
 	sec = malloc(sizeof(*sec) + (end - s) + 1);
 	if (!sec) {
@@ -135,11 +142,48 @@ static char *read_line(char *buf, int size, void *stream)
 		start += 3;
 	while (isspace((unsigned char)*start))
 		start++;
-	if (!*start || *start == ';' || *start == '#' || (c->in_key && start > s))
+	c->continued = false;
+	if (!*start || *start == ';' || *start == '#')
 		return s;
-	if (*start == '[')
+	if (c->in_key && start > s)
+		c->continued = true;
+	else if (*start == '[')
 		section_header(c, start + 1);
 	return s;
+}
+
+static bool dscp_list_key(const char *key)
+{
+	return !strcmp(key, "dscp") || !strcmp(key, "dscp4") || !strcmp(key, "dscp6");
+}
+
+/*
+ * A key given twice in one section: libinih hands both to the handler, and
+ * the second would silently replace the first. libinih also hands over
+ * each indented line that continues a value as the same key again: a
+ * class's DSCP lists add it up, any other value would lose its first line.
+ */
+static int key_once(struct parse_ctx *c, const char *section, const char *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nkeys; i++) {
+		if (strcmp(c->keys[i].name, key))
+			continue;
+		if (!c->continued)
+			return fail(c, key, "repeated in [%s]; first at line %d", section,
+				    c->keys[i].line);
+		if (!dscp_list_key(key))
+			return fail(c, key,
+				    "continues the value of line %d; only a DSCP list goes on over lines",
+				    c->keys[i].line);
+		return 1;
+	}
+	if (c->nkeys == ARRAY_SIZE(c->keys))
+		return fail(c, key, "more than %zu keys in [%s]", ARRAY_SIZE(c->keys), section);
+	snprintf(c->keys[c->nkeys].name, sizeof(c->keys[0].name), "%s", key);
+	c->keys[c->nkeys++].line = c->line;
+	return 1;
 }
 
 static int parse_bw(struct parse_ctx *c, const char *key, const char *v, struct qos_bw *bw)
@@ -432,7 +476,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 	const char *name;
 
 	c->in_key = true;
-	if (c->failed)
+	if (c->failed || !key_once(c, section, key))
 		return 0;
 	if (!strcmp(section, "profile"))
 		return handle_profile_key(c, key, v);
