@@ -146,7 +146,13 @@ struct qos_meta {
  * early; the set is part of struct qos_cfg and changes with it, whole.
  */
 #define QOS_RULES_DEFAULT	65536	/* rule table size when the profile names none */
-#define QOS_RULES_MAX		(1U << 24)	/* rule ids fit the low bits of the rank */
+/*
+ * Largest rule table a profile may ask for: the smallest power of two that
+ * holds 2^20 rules (ids start at 1), the 1M flow-label rules the classifier
+ * is measured with. Each entry costs 16 bytes of hit counters per possible
+ * CPU, allocated at apply; Documentation/profiles.rst has the figures.
+ */
+#define QOS_RULES_MAX		(1U << 21)
 #define QOS_RULE_SHAPES_MAX	16	/* per family */
 #define QOS_RULE_NAME_LEN	16
 #define QOS_FLOWLABEL_MASK	0xfffffU
@@ -190,6 +196,9 @@ struct qos_rule_val {
 	__u32 pad2;
 	char name[QOS_RULE_NAME_LEN];
 };
+
+/* Rule ids are below QOS_RULES_MAX: they must not spill into the specificity. */
+_Static_assert(QOS_RULES_MAX <= 1U << 24, "rule ids overflow the rank");
 
 struct qos_rule_shape {
 	__u8 table;

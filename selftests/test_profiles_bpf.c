@@ -11,6 +11,9 @@
  *   bits kept, IPv6 flow label kept, everything else byte for byte, and
  *   the packet counted with verdict remark in its family.
  *
+ * And what any profile asks of the kernel's memory: the estimate `qosctl
+ * validate` prints, against the kernel's own accounting of the maps.
+ *
  * Expected classes are written out from the profiles' documented intent
  * (1 nc, 2 pip, 3 be, 4 lbe), not derived from the configuration.
  */
@@ -223,6 +226,98 @@ TEST(border_remark)
 	EXPECT_EQ(classid(CLS_BE), r.ctx.priority);
 	EXPECT_EQ(1, count(skel, QOS_DIR_EGRESS, CLS_BE, QOS_FAM_IPV4, QOS_V_PASS));
 	qos__destroy(skel);
+}
+
+/* The kernel's own accounting of a map ("memlock" in its fdinfo). */
+static uint64_t memlock(struct bpf_map *map)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(map));
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* struct bpf_array or bpf_htab: the estimate leaves the map headers out. */
+#define MAP_HDR_MAX	1024
+
+/*
+ * qos_profile_mem_bytes() against the kernel's own accounting of the maps
+ * (fdinfo "memlock"), the rule hash filled to capacity. Since Linux 6.4
+ * that accounting follows the allocations, a hash counting its elements as
+ * they come; before, it was a guess from max_entries that nothing can be
+ * checked against. The arrays must match it but for their headers. The
+ * hash's elements it counts at their size, which kmalloc serves from its
+ * 192-byte cache: the estimate counts them at 192.
+ */
+TEST(mem_estimate)
+{
+	static struct qos_profile prof;
+	struct qos_rule_val val = {};
+	struct qos_rule_key key = {};
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t empty, full, elem, est, counters, other;
+	struct qos_profile_mem m;
+	char err[512], path[512];
+	struct qos *skel;
+	uint32_t i;
+
+	snprintf(path, sizeof(path), "%s/tc-profiles/pip-20pct", QOS_SRCDIR);
+	ASSERT_EQ(0, qos_profile_load(path, &prof, err, sizeof(err))) TH_LOG("%s", err);
+	/* Small enough to fill in a moment; the sizes scale linearly. */
+	prof.rule_entries = 4096;
+	ASSERT_GT(ncpus, 0);
+	est = qos_profile_mem_bytes(&prof, ncpus, &m);
+	EXPECT_EQ(est, m.rule_hash + m.rule_stats + m.counters + m.other);
+
+	skel = qos__open();
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(0, bpf_map__set_max_entries(skel->maps.qos_rules, prof.rule_entries));
+	ASSERT_EQ(0, bpf_map__set_max_entries(skel->maps.qos_rule_stats, prof.rule_entries));
+	ASSERT_EQ(0, qos__load(skel));
+	empty = memlock(skel->maps.qos_rules);
+	for (i = 0; i < prof.rule_entries; i++) {
+		key.flowlabel = i;
+		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rules), &key, &val,
+						 BPF_NOEXIST));
+	}
+	full = memlock(skel->maps.qos_rules);
+	if (full == empty) {
+		qos__destroy(skel);
+		qos_profile_free(&prof);
+		SKIP(return, "this kernel accounts map memory by max_entries (before 6.4)");
+	}
+
+	/* Hash: 16-byte buckets (4096 is a power of two), and elements in
+	 * kmalloc's 192-byte cache. */
+	elem = (full - empty) / prof.rule_entries;
+	EXPECT_EQ(full - empty, elem * prof.rule_entries);
+	EXPECT_LE(empty - prof.rule_entries * 16, MAP_HDR_MAX);
+	EXPECT_GT(elem, 128);
+	EXPECT_LE(elem, 192);
+	EXPECT_EQ(prof.rule_entries * (16 + 192), m.rule_hash);
+
+	/* Arrays: the estimate is the accounting less the map headers. */
+	EXPECT_LE(m.rule_stats, memlock(skel->maps.qos_rule_stats));
+	EXPECT_LE(memlock(skel->maps.qos_rule_stats) - m.rule_stats, MAP_HDR_MAX);
+	counters = memlock(skel->maps.qos_stats) + memlock(skel->maps.qos_unparsed) +
+		   memlock(skel->maps.qos_police_stats);
+	EXPECT_LE(m.counters, counters);
+	EXPECT_LE(counters - m.counters, 3 * MAP_HDR_MAX);
+	other = memlock(skel->maps.qos_cfg) + memlock(skel->maps.qos_meta) +
+		memlock(skel->maps.qos_rule_sets) + memlock(skel->maps.qos_policers);
+	EXPECT_LE(m.other, other);
+	EXPECT_LE(other - m.other, 4 * MAP_HDR_MAX);
+	qos__destroy(skel);
+	qos_profile_free(&prof);
 }
 
 TEST_HARNESS_MAIN

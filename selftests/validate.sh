@@ -7,6 +7,10 @@
 
 source "$(dirname "$0")/lib.sh"
 
+# Each case is the end of a pipe: run it in this shell, not a subshell,
+# so that a failed case counts in EXIT_STATUS.
+shopt -s lastpipe
+
 dir=$(mktemp -d)
 defer rm -rf "$dir"
 

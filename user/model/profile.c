@@ -3,8 +3,11 @@
  * Profile parser: INI files read with libinih. See Documentation/profiles.rst
  * for the format.
  */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,21 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	bool failed;
+	void *sections;		/* tsearch() tree of struct section_seen */
+	bool in_key;		/* a key was given since the header: libinih's prev_name */
+	bool continued;		/* the line continues the value of that key */
+	unsigned int nkeys;
+	struct {
+		char name[64];	/* libinih cuts names at 49 characters */
+		int line;
+	} keys[64];		/* of the current section; none has half as many */
+};
+
+/* A [section] header, kept to refuse a second one of the same name, which
+ * libinih would merge into the first without a word. */
+struct section_seen {
+	int line;
+	char name[];
 };
 
 static const char *base_name(const char *path)
@@ -56,21 +74,116 @@ static int fail(struct parse_ctx *c, const char *key, const char *fmt, ...)
 	return 0;
 }
 
-/* Reader handed to ini_parse_stream(): fgets() that counts lines, so the
- * handler knows the line of the key it is given. */
+static int section_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct section_seen *)a)->name,
+		      ((const struct section_seen *)b)->name);
+}
+
+/*
+ * A header line, @s just after its '['. libinih takes the name up to the
+ * ']', unless an inline comment (a ';' after a space) comes first, which
+ * it reports as a syntax error.
+ */
+static void section_header(struct parse_ctx *c, const char *s)
+{
+	const struct section_seen *first;
+	struct section_seen *sec;
+	char label[INI_MAX_LINE + 2];
+	bool space = false;
+	const char *end;
+	void **node;
+
+	for (end = s; *end && *end != ']' && !(space && *end == ';'); end++)
+		space = isspace((unsigned char)*end);
+	if (*end != ']')
+		return;
+	/* Errors about a whole section (a missing key) point at its header. */
+	c->section_line = c->line;
+	c->in_key = false;
+	c->nkeys = 0;
+	snprintf(label, sizeof(label), "[%.*s]", (int)(end - s), s);
+	sec = malloc(sizeof(*sec) + (end - s) + 1);
+	if (!sec) {
+		fail(c, label, "out of memory");
+		return;
+	}
+	sec->line = c->line;
+	memcpy(sec->name, s, end - s);
+	sec->name[end - s] = '\0';
+	node = tsearch(sec, &c->sections, section_cmp);
+	first = node ? *node : NULL;
+	if (first == sec)
+		return;
+	if (first)
+		fail(c, label, "repeated; first at line %d", first->line);
+	else
+		fail(c, label, "out of memory");
+	free(sec);
+}
+
+/*
+ * Reader handed to ini_parse_stream(): fgets() that counts lines, so the
+ * handler knows the line of the key it is given, and sees the section
+ * headers libinih does not report. A line is sorted as libinih sorts it:
+ * blank or comment; indented after a key, the continuation of that key's
+ * value; a header; a key.
+ */
 static char *read_line(char *buf, int size, void *stream)
 {
 	struct parse_ctx *c = stream;
 	char *s = fgets(buf, size, c->f);
+	const char *start = s;
 
 	if (!s)
 		return NULL;
 	c->line++;
-	/* libinih reports no section header to the handler; errors about a
-	 * whole section (a missing key) point at its header. */
-	if (s[strspn(s, " \t")] == '[')
-		c->section_line = c->line;
+	if (c->line == 1 && !strncmp(start, "\xef\xbb\xbf", 3))
+		start += 3;
+	while (isspace((unsigned char)*start))
+		start++;
+	c->continued = false;
+	if (!*start || *start == ';' || *start == '#')
+		return s;
+	if (c->in_key && start > s)
+		c->continued = true;
+	else if (*start == '[')
+		section_header(c, start + 1);
 	return s;
+}
+
+static bool dscp_list_key(const char *key)
+{
+	return !strcmp(key, "dscp") || !strcmp(key, "dscp4") || !strcmp(key, "dscp6");
+}
+
+/*
+ * A key given twice in one section: libinih hands both to the handler, and
+ * the second would silently replace the first. libinih also hands over
+ * each indented line that continues a value as the same key again: a
+ * class's DSCP lists add it up, any other value would lose its first line.
+ */
+static int key_once(struct parse_ctx *c, const char *section, const char *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nkeys; i++) {
+		if (strcmp(c->keys[i].name, key))
+			continue;
+		if (!c->continued)
+			return fail(c, key, "repeated in [%s]; first at line %d", section,
+				    c->keys[i].line);
+		if (!dscp_list_key(key))
+			return fail(c, key,
+				    "continues the value of line %d; only a DSCP list goes on over lines",
+				    c->keys[i].line);
+		return 1;
+	}
+	if (c->nkeys == ARRAY_SIZE(c->keys))
+		return fail(c, key, "more than %zu keys in [%s]", ARRAY_SIZE(c->keys), section);
+	snprintf(c->keys[c->nkeys].name, sizeof(c->keys[0].name), "%s", key);
+	c->keys[c->nkeys++].line = c->line;
+	return 1;
 }
 
 static int parse_bw(struct parse_ctx *c, const char *key, const char *v, struct qos_bw *bw)
@@ -180,8 +293,14 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 				    0x10 + QOS_MAX_CLASSES - 1);
 		p->handle_major = u;
 	} else if (!strcmp(key, "rules")) {
-		if (qos_parse_u32(v, &u) || u < 16 || u > QOS_RULES_MAX)
+		if (qos_parse_u32(v, &u) || u < 16)
 			return fail(c, key, "'%s' is not a rule table size (16-%u)", v, QOS_RULES_MAX);
+		/* The per-CPU hit counters are allocated in full at apply,
+		 * one element at a time: at 2^24, 256 MiB per CPU and 18 s. */
+		if (u > QOS_RULES_MAX)
+			return fail(c, key,
+				    "%u is above the ceiling of %u (each entry costs 16 bytes of hit counters per CPU)",
+				    u, QOS_RULES_MAX);
 		p->rule_entries = u;
 	} else if (!strcmp(key, "leaf-delay")) {
 		if (qos_parse_time(v, &p->leaf_delay_ns))
@@ -328,7 +447,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 	struct qos_class_spec *cl;
 	const char *name;
 
-	if (c->failed)
+	c->in_key = true;
+	if (c->failed || !key_once(c, section, key))
 		return 0;
 	if (!strcmp(section, "profile"))
 		return handle_profile_key(c, key, v);
@@ -426,15 +546,10 @@ int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int lin
 	return -EINVAL;
 }
 
-static int rule_name_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct qos_rule *)a)->name, ((const struct qos_rule *)b)->name);
-}
-
-/* Classes exist, names are unique, the set fits the table and the data path. */
+/* Classes exist, the set fits the table and the data path. Names are
+ * unique: they are section names, and a section comes once. */
 static int check_rules(struct qos_profile *p, char *err, size_t len)
 {
-	struct qos_rules sorted = {};
 	char msg[400];
 	size_t i, bad = 0;
 	int ret;
@@ -455,22 +570,7 @@ static int check_rules(struct qos_profile *p, char *err, size_t len)
 	if (ret)
 		return qos_profile_errf(err, len, p, bad < p->rules.n ? p->rules.r[bad].line : 1, "rule", "%s",
 			    msg);
-	if (!p->rules.n)
-		return 0;
-	sorted.r = malloc(p->rules.n * sizeof(*sorted.r));
-	if (!sorted.r)
-		return -ENOMEM;
-	memcpy(sorted.r, p->rules.r, p->rules.n * sizeof(*sorted.r));
-	qsort(sorted.r, p->rules.n, sizeof(*sorted.r), rule_name_cmp);
-	for (i = 1; i < p->rules.n; i++) {
-		if (strcmp(sorted.r[i - 1].name, sorted.r[i].name))
-			continue;
-		ret = qos_profile_errf(err, len, p, sorted.r[i].line, "rule", "[rule %s] appears twice",
-			   sorted.r[i].name);
-		break;
-	}
-	free(sorted.r);
-	return ret;
+	return 0;
 }
 
 static int check_profile(struct qos_profile *p, char *err, size_t len)
@@ -551,6 +651,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	}
 	ret = ini_parse_stream(read_line, &c, handler, &c);
 	fclose(c.f);
+	tdestroy(c.sections, free);
 	if (c.failed)
 		return -EINVAL;
 	if (ret) {
@@ -631,6 +732,79 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 				    qos_fmt_rate(link_bps, b, sizeof(b)));
 	}
 	return qos_profile_check_shares(p, plan, link_bps, err, errlen);
+}
+
+/*
+ * The maps of bpf/lib/maps.h as the kernel (6.x) allocates them. An array
+ * element is its value rounded up to 8 bytes; a per-CPU one is that on
+ * every possible CPU plus an 8-byte pointer to it. A hash has 16-byte
+ * buckets, a power of two of them; without preallocation each element is
+ * a separate allocation of a 48-byte header, the key and the value each
+ * rounded up to 8, and an 8-byte free-list node, from the kmalloc cache
+ * that fits: 144 bytes from kmalloc-192 for a rule (bpftool's "memlock"
+ * counts the 144, /proc/slabinfo shows the 192). Map headers (under 1 KiB
+ * each) are left out.
+ */
+#define KERN_HTAB_BUCKET	16
+#define KERN_HTAB_ELEM_HDR	48
+#define KERN_LLIST_NODE		8
+
+static uint64_t round8(uint64_t n)
+{
+	return (n + 7) & ~7ULL;
+}
+
+/* kmalloc's size classes: powers of two from 8 bytes, and 96 and 192. */
+static uint64_t kmalloc_size(uint64_t n)
+{
+	uint64_t s = 8;
+
+	if (n > 64 && n <= 96)
+		return 96;
+	if (n > 128 && n <= 192)
+		return 192;
+	while (s < n)
+		s <<= 1;
+	return s;
+}
+
+static uint64_t array_bytes(uint64_t entries, size_t value)
+{
+	return entries * round8(value);
+}
+
+static uint64_t percpu_array_bytes(uint64_t entries, size_t value, int ncpus)
+{
+	return entries * (sizeof(void *) + round8(value) * ncpus);
+}
+
+static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
+{
+	uint64_t buckets = 1;
+
+	while (buckets < entries)
+		buckets <<= 1;
+	return buckets * KERN_HTAB_BUCKET +
+	       entries * kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + round8(value) +
+				      KERN_LLIST_NODE);
+}
+
+uint64_t qos_profile_mem_bytes(const struct qos_profile *p, int ncpus,
+			       struct qos_profile_mem *mem)
+{
+	struct qos_profile_mem m;
+
+	m.rule_hash = hash_bytes(p->rule_entries, sizeof(struct qos_rule_key),
+				 sizeof(struct qos_rule_val));
+	m.rule_stats = percpu_array_bytes(p->rule_entries, sizeof(struct qos_ctr), ncpus);
+	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
+					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
+	m.other = array_bytes(1, sizeof(struct qos_cfg)) + array_bytes(1, sizeof(struct qos_meta)) +
+		  array_bytes(2, sizeof(struct qos_rule_set)) +
+		  array_bytes(QOS_POLICERS_MAX, sizeof(struct qos_policer));
+	if (mem)
+		*mem = m;
+	return m.rule_hash + m.rule_stats + m.counters + m.other;
 }
 
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)

@@ -113,6 +113,22 @@ const struct qos_class_spec *qos_profile_class(const struct qos_profile *p,
 /* The DSCP -> class tables and mark layout, as the data path reads them. */
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
 
+/* Kernel memory of the maps an apply of a profile creates on one interface. */
+struct qos_profile_mem {
+	uint64_t rule_hash;	/* qos_rules with every entry in use */
+	uint64_t rule_stats;	/* per-CPU rule hit counters, allocated at apply */
+	uint64_t counters;	/* per-CPU class, unparsed and policer counters */
+	uint64_t other;		/* configuration, shape sets, policers */
+};
+
+/*
+ * Estimate, in bytes, the kernel memory an apply of @p takes on one
+ * interface with @ncpus possible CPUs (libbpf_num_possible_cpus()): its
+ * maps, the rule hash full. Fills @mem with the parts when not NULL.
+ */
+uint64_t qos_profile_mem_bytes(const struct qos_profile *p, int ncpus,
+			       struct qos_profile_mem *mem);
+
 /*
  * What the schedulers make of a profile (user/sched.c): the qdisc class a
  * profile class is queued in, and the scheduler-specific checks.
