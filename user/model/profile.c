@@ -799,8 +799,9 @@ uint64_t qos_profile_mem_bytes(const struct qos_profile *p, int ncpus,
 	m.rule_stats = percpu_array_bytes(p->rule_entries, sizeof(struct qos_ctr), ncpus);
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
 					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
-	m.other = array_bytes(1, sizeof(struct qos_cfg)) + array_bytes(1, sizeof(struct qos_meta)) +
-		  array_bytes(2, sizeof(struct qos_rule_set)) +
+	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte
+	 * pointer) and the one-entry array it holds. */
+	m.other = array_bytes(1, sizeof(uint64_t)) + array_bytes(1, sizeof(struct qos_cfg)) +
 		  array_bytes(QOS_POLICERS_MAX, sizeof(struct qos_policer));
 	if (mem)
 		*mem = m;

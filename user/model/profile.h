@@ -118,7 +118,7 @@ struct qos_profile_mem {
 	uint64_t rule_hash;	/* qos_rules with every entry in use */
 	uint64_t rule_stats;	/* per-CPU rule hit counters, allocated at apply */
 	uint64_t counters;	/* per-CPU class, unparsed and policer counters */
-	uint64_t other;		/* configuration, shape sets, policers */
+	uint64_t other;		/* configuration (with the rule shapes), policers */
 };
 
 /*
