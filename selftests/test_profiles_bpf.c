@@ -255,7 +255,7 @@ static uint64_t memlock(struct bpf_map *map)
 #define MAP_HDR_MAX	1024
 
 /*
- * qos_profile_mem_bytes() against the kernel's own accounting of the maps
+ * qos_mem_bytes() against the kernel's own accounting of the maps
  * (fdinfo "memlock"), the rule hash filled to capacity. Since Linux 6.4
  * that accounting follows the allocations, a hash counting its elements as
  * they come; before, it was a guess from max_entries that nothing can be
@@ -281,7 +281,7 @@ TEST(mem_estimate)
 	/* Small enough to fill in a moment; the sizes scale linearly. */
 	prof.rule_entries = 4096;
 	ASSERT_GT(ncpus, 0);
-	est = qos_profile_mem_bytes(&prof, ncpus, &m);
+	est = qos_mem_bytes(prof.rule_entries, ncpus, &m);
 	EXPECT_EQ(est, m.rule_hash + m.rule_stats + m.counters + m.other);
 
 	skel = qos__open();

@@ -12,12 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <bpf/libbpf.h>
-
 #include "cli/cli.h"
 #include "lib/suggest.h"
 #include "lib/util.h"
 #include "model/profile.h"
+#include "out/dryrun.h"
 
 static void print_json(json_object *o)
 {
@@ -56,27 +55,6 @@ static json_object *validate_json(const struct qos_profile *p, uint64_t bps,
 	return o;
 }
 
-#define MIB(b)	((double)(b) / (1 << 20))
-
-/* What an apply would take of the kernel's memory on this machine: the
- * rule table's share grows with `rules` and with the CPU count. */
-static void print_mem(const struct qos_profile *p)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	struct qos_profile_mem m;
-	uint64_t total;
-
-	if (ncpus < 0) {
-		qos_err("validate: no memory estimate: possible CPUs: %s", strerror(-ncpus));
-		return;
-	}
-	total = qos_profile_mem_bytes(p, ncpus, &m);
-	printf("kernel memory: %.1f MiB per interface on %d CPUs (rule table of %u: hash %.1f MiB "
-	       "full, counters %.1f MiB; other maps %.1f MiB)\n",
-	       MIB(total), ncpus, p->rule_entries, MIB(m.rule_hash), MIB(m.rule_stats),
-	       MIB(m.counters + m.other));
-}
-
 int do_validate(int argc, char **argv)
 {
 	struct qos_class_plan plan[QOS_MAX_CLASSES];
@@ -106,7 +84,7 @@ int do_validate(int argc, char **argv)
 	else
 		printf("%s: ok (%u classes, %zu rules)\n", p.path, p.nclasses, p.rules.n);
 	if (!opt.json)
-		print_mem(&p);
+		qos_print_mem(stdout, "", p.rule_entries);
 	qos_profile_free(&p);
 	return 0;
 }

@@ -789,14 +789,13 @@ static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
 				      KERN_LLIST_NODE);
 }
 
-uint64_t qos_profile_mem_bytes(const struct qos_profile *p, int ncpus,
-			       struct qos_profile_mem *mem)
+uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem)
 {
 	struct qos_profile_mem m;
 
-	m.rule_hash = hash_bytes(p->rule_entries, sizeof(struct qos_rule_key),
+	m.rule_hash = hash_bytes(rule_entries, sizeof(struct qos_rule_key),
 				 sizeof(struct qos_rule_val));
-	m.rule_stats = percpu_array_bytes(p->rule_entries, sizeof(struct qos_ctr), ncpus);
+	m.rule_stats = percpu_array_bytes(rule_entries, sizeof(struct qos_ctr), ncpus);
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
 					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
 	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte

@@ -122,12 +122,12 @@ struct qos_profile_mem {
 };
 
 /*
- * Estimate, in bytes, the kernel memory an apply of @p takes on one
- * interface with @ncpus possible CPUs (libbpf_num_possible_cpus()): its
- * maps, the rule hash full. Fills @mem with the parts when not NULL.
+ * Estimate, in bytes, the kernel memory an apply takes on one interface
+ * with a rule table of @rule_entries and @ncpus possible CPUs
+ * (libbpf_num_possible_cpus()): its maps, the rule hash full. Fills @mem
+ * with the parts when not NULL.
  */
-uint64_t qos_profile_mem_bytes(const struct qos_profile *p, int ncpus,
-			       struct qos_profile_mem *mem);
+uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem);
 
 /*
  * What the schedulers make of a profile (user/sched.c): the qdisc class a

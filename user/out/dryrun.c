@@ -15,11 +15,14 @@
 
 #include <linux/pkt_sched.h>
 
+#include <bpf/libbpf.h>
+
 #include "out/dryrun.h"
 #include "kernel/bpfobj.h"
 #include "model/profile.h"
 #include "kernel/qdisc.h"
 #include "lib/util.h"
+#include "model/profile.h"
 #include "model/rule.h"
 
 static const char *hd(uint32_t h, char *buf, size_t len)
@@ -171,6 +174,26 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
 	}
 }
 
+#define MIB(b)	((double)(b) / (1 << 20))
+
+void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct qos_profile_mem m;
+	uint64_t total;
+
+	if (ncpus < 0) {
+		fprintf(f, "%skernel memory: unknown (possible CPUs: %s)\n", prefix,
+			strerror(-ncpus));
+		return;
+	}
+	total = qos_mem_bytes(rule_entries, ncpus, &m);
+	fprintf(f, "%skernel memory: %.1f MiB per interface on %d CPUs (rule table of %u: "
+		"hash %.1f MiB full, counters %.1f MiB; other maps %.1f MiB)\n", prefix,
+		MIB(total), ncpus, rule_entries, MIB(m.rule_hash), MIB(m.rule_stats),
+		MIB(m.counters + m.other));
+}
+
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
 		 const struct qos_plan *plan, bool clsact)
 {
@@ -193,4 +216,5 @@ void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bp
 		live += !plan->rules.r[i].profile;
 	fprintf(f, "# rules: %zu from the profile, %zu live kept; rule table of %u entries\n",
 		plan->rules.n - live, live, plan->rule_entries);
+	qos_print_mem(f, "# ", plan->rule_entries);
 }

@@ -12,6 +12,10 @@
 
 #include "txn/plan.h"
 
+/* "kernel memory: ..." the maps of a rule table of @rule_entries take on
+ * this machine, after @prefix ("# " in a dry-run). */
+void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries);
+
 /* @clsact: the device has a clsact qdisc already. */
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
 		 const struct qos_plan *plan, bool clsact);
