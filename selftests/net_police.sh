@@ -12,7 +12,8 @@
 #    time that passed on the kernel's clock (derivation below), counted as
 #    Ethernet frames, and what left r toward h2 is exactly what it
 #    coloured green;
-#  - TCP through a 50 Mbit/s policer with burst auto: at least 85%, with
+#  - TCP through a 50 Mbit/s policer with burst auto: never more than the
+#    bucket allows, and at least 85% of that in one of three runs, with
 #    h1's minimum RTO scaled to this testbed's RTT (see test_tcp);
 #  - remark on the wire: h2 sees the new DSCP / Traffic Class on exactly
 #    the packets the policer counted red, ECN bits intact.
@@ -62,6 +63,7 @@ UDP_TOS=0x48
 UDP_BURST_MS=3000
 PRIME_TIME=4
 TCP_TIME=${TCP_TIME:-10}
+TCP_TRIES=3
 [ "$KSFT_MACHINE_SLOW" = yes ] && TCP_TIME=20
 
 require_root
@@ -174,22 +176,31 @@ counters()
 		  $e[$f].packets, $e[$f].bytes' | paste -sd ' '
 }
 
-# snapshot: "TC LAST_NS" then the counters, on one line, taken while no
-# packet is being policed: the bucket is read before and after the
-# counters, and all again until the two readings agree. A green packet
-# policed in between would have taken tokens, and its counters move
-# within microseconds of that, in the same run of the program, while the
-# reads are milliseconds apart.
+# mono_ns: CLOCK_MONOTONIC in ns, the clock bpf_ktime_get_ns reads.
+mono_ns()
+{
+	awk '/^now at / { print $3; exit }' /proc/timer_list
+}
+
+# snapshot: "TC LAST_NS NOW" then the counters, on one line, taken while
+# no packet is being policed: the bucket is read before and after the
+# counters and the clock (NOW), and all again until the two readings
+# agree. A green packet policed in between would have taken tokens, and
+# its counters move within microseconds of that, in the same run of the
+# program, while the reads are milliseconds apart. So the green packets
+# that the next snapshot counts and this one does not were all policed
+# after NOW.
 snapshot()
 {
-	local b1 b2 c i
+	local b1 b2 c now i
 
 	for ((i = 0; i < 50; i++)); do
 		b1=$(bucket)
 		c=$(counters)
+		now=$(mono_ns)
 		b2=$(bucket)
-		if [ -n "$c" ] && [ -n "${b1% }" ] && [ "$b1" = "$b2" ]; then
-			echo "$b1 $c"
+		if [ -n "$c" ] && [ -n "$now" ] && [ -n "${b1% }" ] && [ "$b1" = "$b2" ]; then
+			echo "$b1 $now $c"
 			return 0
 		fi
 		sleep 0.1
@@ -229,12 +240,12 @@ udp_check()
 	read -r -a a <<<"$3"
 	read -r -a b <<<"$4"
 	tc0=${a[0]} l0=${a[1]} tc1=${b[0]} l1=${b[1]}
-	# Fields 2-7 are IPv4's, 8-13 IPv6's.
-	i=$((fam == 4 ? 2 : 8))
+	# Fields 3-8 are IPv4's, 9-14 IPv6's.
+	i=$((fam == 4 ? 3 : 9))
 	local gp=$((b[i] - a[i])) gb=$((b[i + 1] - a[i + 1]))
 	local rp=$((b[i + 2] - a[i + 2])) rb=$((b[i + 3] - a[i + 3]))
 	local op=$((b[i + 4] - a[i + 4])) ob=$((b[i + 5] - a[i + 5]))
-	g0=$((a[3] + a[9])) g1=$((b[3] + b[9]))
+	g0=$((a[4] + a[10])) g1=$((b[4] + b[10]))
 
 	# 8e9 x G - (tc_before - tc_after + cir x elapsed): 0 when exact.
 	d=$(echo "8000000000 * ($g1 - $g0) - ($tc0 - $tc1 + $cir * ($l1 - $l0))" | bc)
@@ -311,34 +322,88 @@ within()
 # RTT of a few ms, an RTO floor of 50-100 RTTs. TCP_RTO_MIN (5 ms, ~150
 # RTTs) restores that ratio on h1's routes; TCP_RTO_MIN=default keeps the
 # kernel's floor and shows the unscaled number.
+#
+# Both TCP checks are on the policer's side, in its bytes and on its
+# clock. Green packets policed after a snapshot's clock reading NOW took
+# at most what the bucket held at its first refill after NOW (at most cbs)
+# plus cir x (last_ns_after - that refill), so
+#
+#   8e9 x G <= allowed = cbs - tc_after + cir x (last_ns_after - NOW_before)
+#
+# exactly, on any machine, with cbs what burst auto gives at 50 Mbit/s
+# (tb_auto_burst: 1.5 Mbit + 10 ms x rate = 250000 bytes); the slack is
+# iperf3's start-up, tens of milliseconds at the rate. A policer that
+# admits 10% too much fails it by 6-9% of rate x time here.
+#
+# And TCP must use at least 85% of allowed: that is TCP's behaviour
+# behind a burst sized for it, and it varies from run to run (idle, 96-99%
+# here; with four busy loops on the two cores, 87-97%: a stall inflates an
+# RTT past rto_min and costs a timeout), while a burst or an RTO floor too
+# small for TCP keeps it low in every run (~20% with the kernel's floor).
+# So one run in $TCP_TRIES must reach it: a correct setup that misses with
+# probability p per run fails with p^$TCP_TRIES. A policer 10% short of its
+# rate still gives TCP ~89%; the UDP check's equality is the one that
+# catches that (the same bucket code).
 TCP_RTO_MIN=${TCP_RTO_MIN:-5ms}
+TCP_RATE=50000000
+TCP_CBS=250000
+
+# tcp_bytes BEFORE AFTER: "ADMITTED ALLOWED" in nanobits between two
+# snapshots (see above).
+tcp_bytes()
+{
+	local -a a b
+
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	echo "$(echo "8000000000 * ($((b[4] + b[10])) - $((a[4] + a[10])))" | bc)" \
+	     "$(echo "8000000000 * $TCP_CBS - ${b[0]} + $TCP_RATE * (${b[1]} - ${a[2]})" | bc)"
+}
+
 test_tcp()
 {
-	local fam dst bps l2 mss pct
+	local fam dst bps mss try ok s0 s1 adm alw used
 
 	if [ "$TCP_RTO_MIN" != default ]; then
 		ip -n "$H1" route change default via 10.1.1.2 rto_min "$TCP_RTO_MIN" &&
 		ip -n "$H1" -6 route change default via 2001:db8:1::2 rto_min "$TCP_RTO_MIN"
 		check_err $? "cannot set rto_min on h1's routes"
 	fi
-	apply "$R_IF1" "$(profile tcp50 pol "police-rate = 50mbit" "police-burst = auto")"
+	apply "$R_IF1" "$(profile tcp50 pol "police-rate = $((TCP_RATE / 1000000))mbit" \
+		"police-burst = auto")"
 	check_err $? "apply failed"
+	MAP=$(policer_map)
+	check_err $? "no qos_policers map on $R_IF1's ingress program"
 	for fam in 4 6; do
+		[ "$RET" -eq 0 ] || break
 		dst=$H2_V4 mss=1448
 		[ $fam = 6 ] && dst=$H2_V6 mss=1428
-		bps=$(in_ns "$H1" iperf3 -$fam -c "$dst" -p 5201 -t "$TCP_TIME" -J |
-		      jq -r '.end.sum_received.bits_per_second')
-		check_err $? "iperf3 TCP over IPv$fam failed"
-		[ -n "$bps" ] && [ "$bps" != null ] || { check_err 1 "no TCP result"; continue; }
-		l2=$(echo "$bps * 1514 / $mss" | bc -l)
-		pct=$(echo "$bps / 50000000 * 100" | bc -l)
-		printf "    TCP ipv%s: goodput %.2f Mbit/s = %.1f%% of 50 Mbit/s (L2 %.2f Mbit/s)\n" \
-			$fam "$(echo "$bps / 1000000" | bc -l)" "$pct" \
-			"$(echo "$l2 / 1000000" | bc -l)"
-		within 85 "$pct"
-		xfail_on_slow check_err $? "IPv$fam TCP goodput below 85% of the policed rate"
+		ok=
+		for ((try = 1; try <= TCP_TRIES; try++)); do
+			s0=$(snapshot)
+			check_err $? "the policer did not go quiet"
+			bps=$(in_ns "$H1" iperf3 -$fam -c "$dst" -p 5201 -t "$TCP_TIME" -J |
+			      jq -r '.end.sum_received.bits_per_second')
+			[ -n "$bps" ] && [ "$bps" != null ]
+			check_err $? "iperf3 TCP over IPv$fam failed"
+			s1=$(snapshot)
+			check_err $? "the policer did not go quiet after the IPv$fam run"
+			[ "$RET" -eq 0 ] || break
+			read -r adm alw < <(tcp_bytes "$s0" "$s1")
+			used=$(echo "scale = 4; 100 * $adm / $alw" | bc)
+			printf "    TCP ipv%s run %d: admitted %.2f%% of what the bucket allowed (%d of %d B); goodput %.2f Mbit/s, %.2f Mbit/s of L2\n" \
+				$fam $try "$used" "$(echo "$adm / 8000000000" | bc)" \
+				"$(echo "$alw / 8000000000" | bc)" "$(echo "$bps / 1000000" | bc -l)" \
+				"$(echo "$bps * 1514 / $mss / 1000000" | bc -l)"
+			[ "$(echo "$adm <= $alw" | bc)" = 1 ]
+			check_err $? "IPv$fam TCP: admitted $(echo "scale = 3; ($adm - $alw) / 8000000000" | bc) bytes more than the bucket and the rate allow"
+			within 85 "$used" && { ok=1; break; }
+		done
+		[ "$RET" -eq 0 ] || break
+		[ -n "$ok" ]
+		xfail_on_slow check_err $? "IPv$fam TCP used less than 85% of what the policer allowed in $TCP_TRIES runs"
 	done
-	log_test "TCP through a 50 Mbit/s policer, burst auto, rto_min $TCP_RTO_MIN: >= 85%"
+	log_test "TCP through 50 Mbit/s, burst auto: <= bucket, >= 85% of it in 1 of $TCP_TRIES"
 }
 
 # Excess remarked to AF11: 30 EF pings at 100 per second against a
