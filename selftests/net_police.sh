@@ -67,7 +67,7 @@ TCP_TRIES=3
 [ "$KSFT_MACHINE_SLOW" = yes ] && TCP_TIME=20
 
 require_root
-require_cmd iperf3 jq tcpdump bc bpftool
+require_cmd iperf3 jq tcpdump bc bpftool ss
 [ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
 
 TMP=$(mktemp -d)
@@ -112,7 +112,7 @@ setup()
 	# kill, not a subshell's.
 	nsenter --net="/run/netns/$H2" -- iperf3 -s -p 5201 --logfile "$TMP/iperf3.log" &
 	defer kill $!
-	sleep 1
+	wait_listen "$H2" t 5201 || exit $ksft_fail
 	# r's egress toward h2 counts the UDP test's class, to compare with
 	# what the policer coloured green.
 	apply "$R_IF2" "$(profile count rest "dscp = $UDP_DSCP")" || exit $ksft_fail
@@ -412,23 +412,30 @@ test_tcp()
 # by the sender) kept, in exactly the numbers the policer counted.
 test_remark()
 {
-	local cap=$TMP/remark.pcap fam tcpdump_pid st green red n_ef n_af filt_ef filt_af
+	local cap=$TMP/remark.pcap fam capture st green red n_ef n_af filt_ef filt_af i
 
 	# Fresh maps: counters start at zero.
 	qosctl_ns "$R" remove dev "$R_IF1"
 	apply "$R_IF1" "$(profile remark pol "police-rate = 1kbit" "police-burst = 1514" \
 		"police-exceed = remark:af11")"
 	check_err $? "apply failed"
-	nsenter --net="/run/netns/$H2" -- tcpdump -i "$H2_IF" -nn -U -w "$cap" \
-		icmp or icmp6 2>/dev/null &
-	tcpdump_pid=$!
-	defer kill $tcpdump_pid
-	sleep 1.5
+	# No fixed sleeps around the capture: tcpdump says when it listens,
+	# and -U writes each packet as it comes, so the pings are sent once
+	# it listens and it is stopped once the file holds all 60 requests
+	# (or after 10 s, and the count below fails).
+	spawn_ns "$H2" capture tcpdump -i "$H2_IF" -nn -U -w "$cap" icmp or icmp6
+	for ((i = 0; i < 100; i++)); do
+		grep -qs "listening on" "$TMP/capture.log" && break
+		sleep 0.1
+	done
 	in_ns "$H1" ping -4 -q -c 30 -i 0.01 -Q 0xb9 "$H2_V4" >/dev/null
 	in_ns "$H1" ping -6 -q -c 30 -i 0.01 -Q 0xb9 "$H2_V6" >/dev/null
-	sleep 1
-	kill "$tcpdump_pid"
-	wait "$tcpdump_pid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		[ "$(tcpdump -r "$cap" -nn 'icmp[0] == 8 or ip6[40] == 128' 2>/dev/null |
+		     wc -l)" -ge 60 ] && break
+		sleep 0.1
+	done
+	stop_pid "$capture"
 	st=$(qosctl_ns "$R" stats dev "$R_IF1" -j)
 
 	for fam in 4 6; do
