@@ -38,19 +38,23 @@
 #   8e9 x G <= tc_before - tc_after + cir x (last_ns_after - last_ns_before)
 #
 # and a policer that admits more than its rate, by any amount, fails that.
-# lost > 0 needs the bucket to fill. Here it holds three seconds at the
-# rate, each run starts with it at most half full (a priming run at twice
-# the rate empties it, and a run leaves it nearly empty) and h1 offers
-# twice the rate, so it can fill only if the policer sees no traffic for
-# 1.5 s (between two runs there is iperf3 ending and starting and one
-# snapshot: under half a second here, with both cores busy too), or much
-# less than the rate for seconds (a machine too slow to offer it, such as
-# an emulated VM: that deficit is an XFAIL under KSFT_MACHINE_SLOW).
-# Otherwise lost = 0 and the equality is asserted to the nanobit, so a
-# policer that admits less than its rate fails too. cir is the rate this
-# test asks for, not one read back, so a rate resolved wrongly from the
-# profile fails as well. No bound depends on how long a run took by the
-# sender's clock or on what another run measured.
+# lost > 0 needs the bucket to fill. Here it holds five seconds at the
+# rate and each run starts with it at most a quarter full (a priming run
+# at twice the rate empties it, and a run leaves it nearly empty). Between
+# two runs there is iperf3 ending and starting and one snapshot: under
+# half a second here, with both cores busy too, but seconds when other
+# tests load the machine (load average 10), and there h1 may not even
+# offer the rate. So the deficit side is asserted only for a run whose
+# own numbers show the bucket could not fill (see cannot_fill: h1 fell
+# short of twice the rate, pause included, by less than the bucket's
+# room); a run that does not qualify is repeated, up to 3 times, and if
+# none does, the deficit side is reported as skipped: the machine was too
+# busy to overload the policer. In a run that qualifies lost = 0 and the
+# equality is asserted to the nanobit, so a policer that admits less than
+# its rate fails too. cir is the rate this test asks for, not one read
+# back, so a rate resolved wrongly from the profile fails as well. No
+# bound depends on how long a run took by the sender's clock or on what
+# another run measured.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -60,8 +64,8 @@ UDP_TIME=${UDP_TIME:-4}
 # control connection, so the UDP policer sees nothing else.
 UDP_DSCP=af21
 UDP_TOS=0x48
-UDP_BURST_MS=3000
-PRIME_TIME=4
+UDP_BURST_MS=5000
+PRIME_TIME=6
 TCP_TIME=${TCP_TIME:-10}
 TCP_TRIES=3
 [ "$KSFT_MACHINE_SLOW" = yes ] && TCP_TIME=20
@@ -219,21 +223,51 @@ udp_run()
 		-l $UDP_LEN -t "$3" >/dev/null
 }
 
-# drained RATE SNAPSHOT: is the bucket at most half full? A run that
-# starts with more could lose tokens to a full bucket while h1 starts up.
+# drained RATE SNAPSHOT: is the bucket at most a quarter full? A run that
+# starts with more has less room for the pause while h1 starts up and for
+# h1 falling behind.
 drained()
 {
 	local tc
 
 	read -r tc _ <<<"$2"
-	[ -n "$tc" ] && [ "$(echo "$tc * 2 <= $1 / 8 * $UDP_BURST_MS / 1000 * 8000000000" | bc)" = 1 ]
+	[ -n "$tc" ] && [ "$(echo "$tc * 4 <= $1 / 8 * $UDP_BURST_MS / 1000 * 8000000000" | bc)" = 1 ]
 }
 
-# udp_check FAMILY RATE BEFORE AFTER: the checks on one run, between two
-# snapshots (see the top of this file).
+# cannot_fill RATE BEFORE AFTER: could the bucket not have filled during
+# the interval? To fill, it must gain its room at the start (cbs -
+# tc_before), or cbs after being emptied, so over some stretch the rate
+# brought in that much, less a frame, more than h1 offered (in a stretch
+# after the bucket was last empty every packet found tokens). Over the
+# rest of the interval h1 offers at most twice the rate (iperf3 -b does
+# not send ahead of its schedule; the exception is below), so over any
+# stretch the rate brought in at most 2 x rate x elapsed - offered more
+# than h1 offered, elapsed and offered being the whole interval's: the
+# pause before the run counts in full, h1 falling behind in part. Offered
+# is the policer's green and red bytes (fields 4, 6, 10 and 12), elapsed
+# its own clock: neither depends on the colours it gave, so a wrong
+# policer cannot make a run qualify or not. (The one case this misses: a
+# stall of seconds inside a run that iperf3 then made up for by sending
+# faster.)
+cannot_fill()
+{
+	local -a a b
+
+	read -r -a a <<<"$2"
+	read -r -a b <<<"$3"
+	[ "$(echo "2 * $1 * (${b[1]} - ${a[1]}) - \
+		8000000000 * ($((b[4] + b[6] + b[10] + b[12] - a[4] - a[6] - a[10] - a[12]))) < \
+		($1 / 8 * $UDP_BURST_MS / 1000 - 1514) * 8000000000 - ${a[0]}" | bc)" = 1 ]
+}
+
+# udp_check FAMILY RATE BEFORE AFTER QUALIFIED CHECK: the checks on one
+# run, between two snapshots (see the top of this file). CHECK=exact: it
+# is printed, and held to the checks that need nothing of the sender;
+# CHECK=deficit: a run in which the bucket could not fill (QUALIFIED=yes)
+# is held to admitting no less than the bucket allowed.
 udp_check()
 {
-	local fam=$1 cir=$2 frame i tc0 l0 tc1 l1 g0 g1 d secs off
+	local fam=$1 cir=$2 qualified=$5 frame i tc0 l0 tc1 l1 g0 g1 d secs off
 	local -a a b
 
 	frame=$(frame_bytes "$fam" $UDP_LEN)
@@ -249,62 +283,96 @@ udp_check()
 
 	# 8e9 x G - (tc_before - tc_after + cir x elapsed): 0 when exact.
 	d=$(echo "8000000000 * ($g1 - $g0) - ($tc0 - $tc1 + $cir * ($l1 - $l0))" | bc)
-	secs=$(echo "scale = 3; ($l1 - $l0) / 1000000000" | bc)
-	printf "    ipv%s: %d green (%d B), %d red in %s s of kernel time; bucket %s -> %s B; admitted - allowed = %s B\n" \
-		"$fam" "$gp" "$gb" "$rp" "$secs" "$(echo "$tc0 / 8000000000" | bc)" \
-		"$(echo "$tc1 / 8000000000" | bc)" "$(echo "scale = 3; $d / 8000000000" | bc)"
+	# The difference as bytes and as a share of rate x time.
+	off="$(echo "scale = 3; d = $d; if (d < 0) d = -d; d / 8000000000" | bc) B ($(echo \
+		"scale = 3; d = $d; if (d < 0) d = -d; 100 * d / ($cir * ($l1 - $l0))" | bc)% of rate x time)"
+	if [ "$6" = deficit ]; then
+		[ "$qualified" = yes ] || return 0
+		[ "$(echo "$d < 0" | bc)" = 0 ]
+		xfail_on_slow check_err $? "IPv$fam: admitted $off less than the bucket and the rate allow"
+		return
+	fi
 
-	[ "$gp" -gt 0 ] && [ "$rp" -gt 0 ]
-	xfail_on_slow check_err $? "IPv$fam: $gp green and $rp red: h1 never offered more than the rate"
+	secs=$(echo "scale = 3; ($l1 - $l0) / 1000000000" | bc)
+	printf "    ipv%s: %d green (%d B), %d red in %s s of kernel time; bucket %s -> %s B; admitted - allowed = %s B%s\n" \
+		"$fam" "$gp" "$gb" "$rp" "$secs" "$(echo "$tc0 / 8000000000" | bc)" \
+		"$(echo "$tc1 / 8000000000" | bc)" "$(echo "scale = 3; $d / 8000000000" | bc)" \
+		"$([ "$qualified" = yes ] || echo "; the bucket may have filled, run again")"
 	[ $((gb + rb)) -eq $(((gp + rp) * frame)) ]
 	check_err $? "IPv$fam: $((gb + rb)) bytes policed in $((gp + rp)) datagrams, not $frame (L2) each"
 	[ "$op" -eq "$gp" ] && [ "$ob" -eq "$gb" ]
 	check_err $? "IPv$fam: $op packets ($ob B) left r toward h2, the policer passed $gp ($gb B)"
-	# The difference as bytes and as a share of rate x time.
-	off="$(echo "scale = 3; d = $d; if (d < 0) d = -d; d / 8000000000" | bc) B ($(echo \
-		"scale = 3; d = $d; if (d < 0) d = -d; 100 * d / ($cir * ($l1 - $l0))" | bc)% of rate x time)"
 	[ "$(echo "$d > 0" | bc)" = 0 ]
 	check_err $? "IPv$fam: admitted $off more than the bucket and the rate allow"
-	[ "$(echo "$d < 0" | bc)" = 0 ]
-	xfail_on_slow check_err $? "IPv$fam: admitted $off less than the bucket and the rate allow (or the bucket filled: no traffic for 1.5 s)"
 }
 
 test_udp()
 {
-	local mbit=$1 rate=$(($1 * 1000000)) fam s try
-	local -a before after
+	local mbit=$1 rate=$(($1 * 1000000)) fam s s0 try n run tag short=
+	local -a runs
 
 	apply "$R_IF1" "$(profile "udp$mbit" rest "dscp = $UDP_DSCP" \
 		"police-rate = ${mbit}mbit" "police-burst = ${UDP_BURST_MS}ms")"
 	check_err $? "apply failed"
 	MAP=$(policer_map)
 	check_err $? "no qos_policers map on $R_IF1's ingress program"
+	# apply left the bucket full (or, over another policer, with that
+	# one's tokens) and its last refill at the time of apply: a priming
+	# run (either family would do) empties it and brings the refill up to
+	# date. Between two runs there is nothing but a snapshot and a few
+	# sums, so the pause the bucket must absorb stays short; the checks
+	# are made once all runs are done. A run in which the bucket may have
+	# filled is made again, up to 3 times: it says nothing about how
+	# little the policer can admit (see cannot_fill).
+	udp_run 6 $rate $PRIME_TIME
 	s=$(snapshot)
 	check_err $? "the policer did not go quiet"
-	# apply filled the bucket: a priming run (either family would do)
-	# empties it. Between two runs there is nothing but a snapshot, so the
-	# pause in the traffic, which the bucket must absorb, stays short.
 	for fam in 4 6; do
-		[ "$RET" -eq 0 ] || break
-		for ((try = 0; try < 3; try++)); do
-			drained $rate "$s" && break
-			udp_run 6 $rate $PRIME_TIME && s=$(snapshot)
+		for ((try = 1; try <= 3 && RET == 0; try++)); do
+			# A bucket h1 could not empty leaves little room: that
+			# run will not qualify.
+			for ((n = 0; n < 3; n++)); do
+				drained $rate "$s" && break
+				udp_run 6 $rate $PRIME_TIME && s=$(snapshot)
+			done
+			s0=$s
+			udp_run $fam $rate "$UDP_TIME"
+			check_err $? "iperf3 over IPv$fam failed"
+			s=$(snapshot)
+			check_err $? "the policer did not go quiet after the IPv$fam run"
+			[ "$RET" -eq 0 ] || break
+			if cannot_fill $rate "$s0" "$s"; then
+				runs+=("$fam yes|$s0|$s")
+				break
+			fi
+			runs+=("$fam no|$s0|$s")
 		done
-		drained $rate "$s"
-		xfail_on_slow check_err $? "h1 could not empty the bucket to start the IPv$fam run"
 		[ "$RET" -eq 0 ] || break
-		before[fam]=$s
-		udp_run $fam $rate "$UDP_TIME"
-		check_err $? "iperf3 over IPv$fam failed"
-		s=$(snapshot)
-		check_err $? "the policer did not go quiet after the IPv$fam run"
-		after[fam]=$s
 	done
-	if [ "$RET" -eq 0 ]; then
-		udp_check 4 $rate "${before[4]}" "${after[4]}"
-		udp_check 6 $rate "${before[6]}" "${after[6]}"
+	for fam in 4 6; do
+		[[ " ${runs[*]%%|*} " == *" $fam yes "* ]] || short+=" IPv$fam"
+	done
+	for run in "${runs[@]}"; do
+		IFS='|' read -r tag s0 s <<<"$run"
+		udp_check ${tag% *} $rate "$s0" "$s" "${tag#* }" exact
+	done
+	log_test "UDP at 2x a ${mbit} Mbit/s policer: admitted <= bucket + rate x time"
+
+	# A family without a run in which the bucket could not fill: the
+	# machine was too busy for h1 to overload the policer, and the deficit
+	# side was not measured. That is a skip, not a pass; which runs
+	# qualify does not depend on the policer's colours, so a wrong policer
+	# cannot bring it about.
+	for run in "${runs[@]}"; do
+		IFS='|' read -r tag s0 s <<<"$run"
+		udp_check ${tag% *} $rate "$s0" "$s" "${tag#* }" deficit
+	done
+	if [ "$RET" -eq 0 ] && [ -n "$short" ]; then
+		log_test_skip "UDP at 2x a ${mbit} Mbit/s policer: admitted >= bucket + rate x time" \
+			"${short# }: no run in which the bucket could not fill (h1 fell too far short of twice the rate: the machine is too busy)"
+	else
+		log_test "UDP at 2x a ${mbit} Mbit/s policer: admitted >= bucket + rate x time"
 	fi
-	log_test "UDP at 2x a ${mbit} Mbit/s policer: admitted = bucket + rate x time"
 }
 
 within()
