@@ -132,14 +132,17 @@ frame_bytes()
 }
 
 # policer_map: id of the qos_policers map used by the program on $R_IF1's
-# ingress, found from the program qosctl reports rather than a pin path.
+# ingress, found from the program qosctl reports rather than a pin path,
+# and only if its class pol entry reads as a bucket (see bucket).
 policer_map()
 {
-	local prog m
+	local prog m tc last
 
 	prog=$(qosctl_ns "$R" show dev "$R_IF1" -j | jq -r '.programs.ingress') || return 1
 	for m in $(bpftool prog show id "$prog" -j | jq -r '.map_ids[]'); do
 		if [ "$(bpftool map show id "$m" -j | jq -r '.name')" = qos_policers ]; then
+			read -r tc last <<<"$(MAP=$m bucket)"
+			[ -n "$last" ] || return 1
 			echo "$m"
 			return 0
 		fi
@@ -315,7 +318,11 @@ test_udp()
 		"police-rate = ${mbit}mbit" "police-burst = ${UDP_BURST_MS}ms")"
 	check_err $? "apply failed"
 	MAP=$(policer_map)
-	check_err $? "no qos_policers map on $R_IF1's ingress program"
+	check_err $? "no qos_policers map with a bucket (st.tc, st.last_ns) on $R_IF1's ingress program"
+	if [ "$RET" -ne 0 ]; then
+		log_test "UDP at 2x a ${mbit} Mbit/s policer: set up"
+		return
+	fi
 	# apply left the bucket full (or, over another policer, with that
 	# one's tokens) and its last refill at the time of apply: a priming
 	# run (either family would do) empties it and brings the refill up to
@@ -369,7 +376,7 @@ test_udp()
 	done
 	if [ "$RET" -eq 0 ] && [ -n "$short" ]; then
 		log_test_skip "UDP at 2x a ${mbit} Mbit/s policer: admitted >= bucket + rate x time" \
-			"${short# }: no run in which the bucket could not fill (h1 fell too far short of twice the rate: the machine is too busy)"
+			"${short# }: no run in which the bucket could not fill (a machine too busy for h1 to overload the policer, or a failure above)"
 	else
 		log_test "UDP at 2x a ${mbit} Mbit/s policer: admitted >= bucket + rate x time"
 	fi
@@ -441,7 +448,7 @@ test_tcp()
 		"police-burst = auto")"
 	check_err $? "apply failed"
 	MAP=$(policer_map)
-	check_err $? "no qos_policers map on $R_IF1's ingress program"
+	check_err $? "no qos_policers map with a bucket (st.tc, st.last_ns) on $R_IF1's ingress program"
 	for fam in 4 6; do
 		[ "$RET" -eq 0 ] || break
 		dst=$H2_V4 mss=1448
