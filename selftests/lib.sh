@@ -167,15 +167,6 @@ ifname_unique()
 	echo "$1$(mktemp -u XXXX | tr 'A-Z' 'a-z')"
 }
 
-# ns_cookie NS: the cookie of network namespace NS, which with an ifindex
-# names a device's files in /run/qosctl.
-ns_cookie()
-{
-	in_ns "$1" python3 -c 'import socket, struct
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-print("%016x" % struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])'
-}
-
 # state_files NS: qosctl's files for the devices of NS, one per line.
 state_files()
 {
@@ -201,18 +192,49 @@ lock_file()
 	echo "/run/qosctl/$(ns_cookie "$1")-$(ip -n "$1" -j link show dev "$2" | jq '.[0].ifindex').lock"
 }
 
-# defer_state NS...: qosctl keeps a lock file per device it changed in
-# /run/qosctl (a transaction record too while one is open); a namespace
-# deleted with a profile applied leaves them. Register their removal, for
-# NS's devices only: tests run side by side.
+# ns_cookie NS: the cookie of network namespace NS (SO_NETNS_COOKIE), in
+# the 16 hex digits that start the names of qosctl's files in /run/qosctl.
+ns_cookie()
+{
+	in_ns "$1" python3 -c 'import socket, struct
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+print("%016x" % struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])'
+}
+
+# defer_state NS...: qosctl keeps a lock file and a transaction record per
+# device in /run/qosctl, named "<netns cookie>-<ifindex>.*". A namespace
+# deleted with a profile applied leaves its lock file, a test that stops
+# early its record too: register the removal of NS's files, and only
+# those (other namespaces' files belong to other tests, or to the host).
+# Cookies are never reused, so the pattern cannot match a later namespace.
+# Call it in the test's own shell, not in a $(...) subshell, after
+# setup_ns (the cleanup needs the namespace).
 defer_state()
 {
 	local ns c
 
 	for ns in "$@"; do
-		c=$(ns_cookie "$ns") || continue
-		defer "rm -f /run/qosctl/$c-*"
+		c=$(ns_cookie "$ns")
+		[[ "$c" =~ ^[0-9a-f]{16}$ ]] || { echo "no netns cookie for $ns"; return 1; }
+		defer state_cleanup "$ns" "$c"
 	done
+}
+
+# state_cleanup NS COOKIE: a qosctl still running in NS (a confirm keeper,
+# an apply the test was stopped in) could write its files again after they
+# are removed: kill what runs in NS, by PID (every process in a setup_ns
+# namespace is the test's), wait for it to go, then remove them.
+state_cleanup()
+{
+	local i pids
+
+	for ((i = 0; i < 50; i++)); do
+		pids=$(ip netns pids "$1" 2>/dev/null)
+		[ -z "$pids" ] && break
+		kill -KILL $pids
+		sleep 0.1
+	done
+	rm -f "/run/qosctl/$2-"*
 }
 
 # ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
