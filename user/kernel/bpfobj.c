@@ -339,6 +339,38 @@ fail:
 	return ret;
 }
 
+int qos_slot_meta(int ifindex, struct qos_meta *meta)
+{
+	struct qos_cfg *cfg;
+	int d, ret = -ENOENT;
+
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return -ENOMEM;
+	for (d = 0; d < QOS_DIR_MAX && ret; d++) {
+		struct qos_progs p;
+		uint32_t id;
+		int ours;
+
+		qos_progs_init(&p);
+		if (qos_slot_query(ifindex, d, &id) || !id)
+			continue;
+		p.prog[d] = bpf_prog_get_fd_by_id(id);
+		if (p.prog[d] < 0)
+			continue;
+		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
+		if (ours && !prog_maps(p.prog[d], &p, false) && p.map[QOS_MAP_CFG] >= 0 &&
+		    !qos_cfg_get(p.map[QOS_MAP_CFG], cfg, NULL) &&
+		    cfg->meta.version == QOS_META_VERSION) {
+			*meta = cfg->meta;
+			ret = 0;
+		}
+		qos_progs_close(&p);
+	}
+	free(cfg);
+	return ret;
+}
+
 int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_created)
 {
 	struct bpf_tc_hook hook;
@@ -434,7 +466,8 @@ uint32_t qos_cfg_inner_id(int outer)
 
 int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd)
 {
-	uint32_t zero = 0, id;
+	struct bpf_map_info info = {};
+	uint32_t zero = 0, id, len = sizeof(info);
 	int fd, ret = 0;
 
 	id = qos_cfg_inner_id(outer);
@@ -443,7 +476,12 @@ int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd)
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_lookup_elem(fd, &zero, cfg))
+	/* Another build's value may be larger than ours: never read it. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	else if (info.value_size != sizeof(*cfg))
+		ret = -EPROTO;
+	else if (bpf_map_lookup_elem(fd, &zero, cfg))
 		ret = -errno;
 	if (ret || !inner_fd)
 		close(fd);

@@ -70,6 +70,13 @@ int qos_progs_load(const struct qos_progs *share, uint32_t rule_entries, struct 
  */
 int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen);
 
+/*
+ * The meta of the configuration a qosctl program at either direction of
+ * qosctl's slot still reads, when the pair is broken (remove --force):
+ * 0, or -ENOENT if neither holds one.
+ */
+int qos_slot_meta(int ifindex, struct qos_meta *meta);
+
 /* Program id at qosctl's slot in @dir; 0 if none. */
 int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id);
 

@@ -8,6 +8,7 @@
  * it back before doing anything else. See Documentation/reliability.rst.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -194,8 +195,14 @@ static int change(struct qos_dev *dev, struct qos_plan *next, struct qos_undo *u
 	ret = qos_install(dev, next, &undo.prev, NULL, &undo, err, errlen);
 	if (ret) {
 		qos_dbg("dev %s: install failed (%s): rolling back", dev->name, err);
-		rret = qos_install(dev, &undo.prev, next, &undo.held, NULL, rb, sizeof(rb));
-		if (rret)
+		/* What runs now: the failed install may have attached. */
+		rret = qos_dev_reload(dev, rb, sizeof(rb));
+		rret = rret ?: qos_install(dev, &undo.prev, next, &undo.held, NULL, rb,
+					   sizeof(rb));
+		if (rret && !if_indextoname(dev->ifindex, rb))
+			snprintf(err + strlen(err), errlen - strlen(err),
+				 "; the device is gone");
+		else if (rret)
 			snprintf(err + strlen(err), errlen - strlen(err),
 				 "; rolling back failed too (%s): the next qosctl command on "
 				 "dev %s retries", rb, dev->name);
@@ -288,6 +295,42 @@ int qos_txn_rules(struct qos_dev *dev, struct qos_rules *rules, char *err, size_
 	return ret;
 }
 
+/*
+ * remove --force on a device whose slot holds something broken: detach
+ * whatever sits at qosctl's slot; the root qdisc and the clsact qdisc go
+ * too if a program of ours still there says, through its configuration,
+ * that qosctl installed them.
+ */
+static int remove_broken(struct qos_dev *dev, char *err, size_t errlen)
+{
+	struct qos_plan ours = { .empty = true };
+	struct nl_sock *sk = NULL;
+	int ret;
+
+	if (!qos_slot_meta(dev->ifindex, &ours.cfg.meta))
+		ours.empty = false;
+	ret = qos_progs_detach(dev->ifindex, NULL);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: detaching: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	if (ours.empty)
+		return 0;
+	if (ours.cfg.meta.flags & QOS_META_F_ROOT) {
+		ret = qos_nl_open(&sk);
+		ret = ret ?: qos_tree_remove(sk, dev->ifindex, ours.cfg.meta.qdisc_handle);
+		qos_nl_close(sk);
+		if (ret && ret != -ENOENT) {
+			snprintf(err, errlen, "dev %s: removing the qdisc tree: %s", dev->name,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	if (ours.cfg.meta.flags & QOS_META_F_CLSACT)
+		qos_clsact_destroy_if_empty(dev->ifindex);
+	return 0;
+}
+
 int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
 {
 	struct qos_plan none = { .empty = true };
@@ -302,21 +345,10 @@ int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
 		snprintf(err, errlen, "dev %s: no qosctl profile applied", dev->name);
 		return -ENOENT;
 	}
-	if (force && (!dev->applied || !dev->have_cfg)) {
-		uint32_t id[QOS_DIR_MAX] = {};
-
-		/* Broken or missing state: whatever is at qosctl's slot. The
-		 * clsact qdisc goes only with something of ours on it. */
-		qos_slot_query(dev->ifindex, QOS_DIR_INGRESS, &id[QOS_DIR_INGRESS]);
-		qos_slot_query(dev->ifindex, QOS_DIR_EGRESS, &id[QOS_DIR_EGRESS]);
-		ret = qos_progs_detach(dev->ifindex, NULL);
-		if (!ret && (id[QOS_DIR_INGRESS] || id[QOS_DIR_EGRESS]))
-			qos_clsact_destroy_if_empty(dev->ifindex);
-		if (ret)
-			snprintf(err, errlen, "dev %s: detaching: %s", dev->name, strerror(-ret));
-	} else {
+	if (force && (!dev->applied || !dev->have_cfg))
+		ret = remove_broken(dev, err, errlen);
+	else
 		ret = change(dev, &none, NULL, err, errlen);
-	}
 	if (!ret) {
 		qos_rec_remove(dev);
 		qos_dev_forget(dev);
