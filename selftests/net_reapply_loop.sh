@@ -6,7 +6,8 @@
 #
 #   h1 ---------------- r ------------------ h2
 #   $H1_IF     $R_IF1 (pip-20pct)  $R_IF2 (100 re-applies)   $H2_IF
-#      ping -Q 0xb8 -i 0.005, v4 and v6, to h2 (replies enter $R_IF2)
+#      ping -Q 0xb8 -i 0.005, v4 and v6, to h2 (replies enter $R_IF2),
+#      from before the first re-apply until after the last
 #
 # Other engineers load BPF programs on this host at the same time, so the
 # leak check does not count the host's programs and maps. It follows ours:
@@ -19,10 +20,9 @@
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 LOOPS=100
-COUNT=6000	# 30 s of pings at 5 ms, longer than the loop takes here
-# Under software emulation the loop takes minutes: ping for longer.
-[ "$KSFT_MACHINE_SLOW" = yes ] && COUNT=24000
-DEADLINE=$((COUNT / 200 * 3))	# seconds: three times the nominal duration
+# The pings run until the loop is over, however long that takes on this
+# machine; this deadline only bounds a loop that hangs.
+DEADLINE=600
 
 require_root
 require_cmd jq tc ping bpftool
@@ -96,9 +96,12 @@ progs >"$TMP/seen"
 OUTER=$(cfg_outer)
 cfg_inner >"$TMP/inner"
 
-in_ns "$H1" ping -4 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w $DEADLINE "$H2_V4" >"$TMP/v4" 2>&1 &
+# nsenter execs ping, so $! is ping's PID, which SIGINT stops with its summary.
+nsenter --net="/run/netns/$H1" -- ping -4 -q -n -Q 0xb8 -i 0.005 -w $DEADLINE "$H2_V4" \
+	>"$TMP/v4" 2>&1 &
 p4=$!
-in_ns "$H1" ping -6 -q -n -Q 0xb8 -i 0.005 -c $COUNT -w $DEADLINE "$H2_V6" >"$TMP/v6" 2>&1 &
+nsenter --net="/run/netns/$H1" -- ping -6 -q -n -Q 0xb8 -i 0.005 -w $DEADLINE "$H2_V6" \
+	>"$TMP/v6" 2>&1 &
 p6=$!
 defer kill $p4 $p6
 sleep 0.2
@@ -111,15 +114,17 @@ for i in $(seq $LOOPS); do
 	progs >>"$TMP/seen"
 	cfg_inner >>"$TMP/inner"
 done
-# Whether the pings outlasted the loop is a matter of timing.
+sleep 0.2
 kill -0 $p4 2>/dev/null && kill -0 $p6 2>/dev/null
-xfail_on_slow check_err $? "the pings ended before the loop: the last applies ran without traffic"
+check_err $? "a ping ended before the loop did"
+kill -INT $p4 $p6
 wait $p4 $p6
 log_test "$LOOPS re-applies under PIP traffic"
 
+# SIGINT may catch one request with its reply still on the way.
 for fam in v4 v6; do
 	read -r sent recv < <(ping_summary "$TMP/$fam")
-	[ "$sent" -gt 0 ] && [ "$recv" -eq "$sent" ]
+	[ "$sent" -gt 0 ] && [ $((sent - recv)) -le 1 ]
 	check_err $? "$(cat "$TMP/$fam")"
 	log_test "$fam: $recv/$sent PIP pings answered across $LOOPS re-applies"
 done
