@@ -76,76 +76,89 @@ static const char *proto_name(int proto)
 	return NULL;
 }
 
-int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err, size_t errlen)
+static int set_prefix(struct qos_rule *r, bool src, const char *val, char *err, size_t errlen)
 {
-	uint32_t u, m;
-	uint8_t d;
-	size_t i;
 	int fam, ret;
 
-	if (!strcmp(key, "src") || !strcmp(key, "dst")) {
-		bool src = key[0] == 's';
+	ret = parse_prefix(val, &fam, src ? r->src : r->dst, src ? &r->src_len : &r->dst_len);
+	if (ret == -EDOM) {
+		snprintf(err, errlen, "'%s' has host bits set beyond the prefix length", val);
+		return -EINVAL;
+	}
+	if (ret) {
+		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix (ADDR[/LEN])", val);
+		return -EINVAL;
+	}
+	if (r->family != AF_UNSPEC && r->family != fam) {
+		snprintf(err, errlen, "'%s' is not of the rule's address family", val);
+		return -EINVAL;
+	}
+	r->family = fam;
+	if (src)
+		r->has_src = true;
+	else
+		r->has_dst = true;
+	return 0;
+}
 
-		ret = parse_prefix(val, &fam, src ? r->src : r->dst, src ? &r->src_len : &r->dst_len);
-		if (ret == -EDOM) {
-			snprintf(err, errlen, "'%s' has host bits set beyond the prefix length", val);
-			return -EINVAL;
-		}
-		if (ret) {
-			snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix (ADDR[/LEN])", val);
-			return -EINVAL;
-		}
-		if (r->family != AF_UNSPEC && r->family != fam) {
-			snprintf(err, errlen, "'%s' is not of the rule's address family", val);
-			return -EINVAL;
-		}
-		r->family = fam;
-		if (src)
-			r->has_src = true;
-		else
-			r->has_dst = true;
-	} else if (!strcmp(key, "flowlabel")) {
-		const char *slash = strchr(val, '/');
-		char num[16];
+static int set_flowlabel(struct qos_rule *r, const char *val, char *err, size_t errlen)
+{
+	const char *slash = strchr(val, '/');
+	uint32_t u, m = QOS_FLOWLABEL_MASK;
+	char num[16];
 
-		if (!strcmp(val, "any")) {
-			r->flowlabel = r->fl_mask = 0;
+	if (!strcmp(val, "any")) {
+		r->flowlabel = r->fl_mask = 0;
+		return 0;
+	}
+	snprintf(num, sizeof(num), "%.*s", slash ? (int)(slash - val) : 15, val);
+	if (qos_parse_u32(num, &u) || u > QOS_FLOWLABEL_MASK ||
+	    (slash && (qos_parse_u32(slash + 1, &m) || !m || m > QOS_FLOWLABEL_MASK))) {
+		snprintf(err, errlen,
+			 "'%s' is not a flow label LABEL[/MASK] (20 bits, e.g. 0x12345/0xff000)", val);
+		return -EINVAL;
+	}
+	if (u & ~m) {
+		snprintf(err, errlen, "'%s': label has bits outside the mask", val);
+		return -EINVAL;
+	}
+	if (r->family == AF_INET) {
+		snprintf(err, errlen, "a flow label is IPv6 only, the rule is IPv4");
+		return -EINVAL;
+	}
+	r->family = AF_INET6;
+	r->flowlabel = u;
+	r->fl_mask = m;
+	return 0;
+}
+
+static int set_proto(struct qos_rule *r, const char *val, char *err, size_t errlen)
+{
+	uint32_t u;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(protos); i++) {
+		if (!strcasecmp(val, protos[i].name)) {
+			r->proto = protos[i].proto;
 			return 0;
 		}
-		snprintf(num, sizeof(num), "%.*s", slash ? (int)(slash - val) : 15, val);
-		m = QOS_FLOWLABEL_MASK;
-		if (qos_parse_u32(num, &u) || u > QOS_FLOWLABEL_MASK ||
-		    (slash && (qos_parse_u32(slash + 1, &m) || !m || m > QOS_FLOWLABEL_MASK))) {
-			snprintf(err, errlen,
-				 "'%s' is not a flow label LABEL[/MASK] (20 bits, e.g. 0x12345/0xff000)",
-				 val);
-			return -EINVAL;
-		}
-		if (u & ~m) {
-			snprintf(err, errlen, "'%s': label has bits outside the mask", val);
-			return -EINVAL;
-		}
-		if (r->family == AF_INET) {
-			snprintf(err, errlen, "a flow label is IPv6 only, the rule is IPv4");
-			return -EINVAL;
-		}
-		r->family = AF_INET6;
-		r->flowlabel = u;
-		r->fl_mask = m;
-	} else if (!strcmp(key, "proto")) {
-		for (i = 0; i < ARRAY_SIZE(protos); i++) {
-			if (!strcasecmp(val, protos[i].name)) {
-				r->proto = protos[i].proto;
-				return 0;
-			}
-		}
-		if (qos_parse_u32(val, &u) || u > 255) {
-			snprintf(err, errlen, "'%s' is not a protocol (tcp, udp, icmpv6, ... or 0-255)",
-				 val);
-			return -EINVAL;
-		}
-		r->proto = u;
-	} else if (!strcmp(key, "priority")) {
+	}
+	if (qos_parse_u32(val, &u) || u > 255) {
+		snprintf(err, errlen, "'%s' is not a protocol (tcp, udp, icmpv6, ... or 0-255)", val);
+		return -EINVAL;
+	}
+	r->proto = u;
+	return 0;
+}
+
+/* priority, class, set-dscp, name: one word each. */
+static int set_word(struct qos_rule *r, const char *key, const char *val, char *err,
+		    size_t errlen)
+{
+	uint32_t u;
+	uint8_t d;
+
+	if (!strcmp(key, "priority")) {
 		if (qos_parse_u32(val, &u) || u > 0xffff) {
 			snprintf(err, errlen, "'%s' is not a priority (0-65535, lower wins)", val);
 			return -EINVAL;
@@ -176,6 +189,17 @@ int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err, size_t errlen)
+{
+	if (!strcmp(key, "src") || !strcmp(key, "dst"))
+		return set_prefix(r, key[0] == 's', val, err, errlen);
+	if (!strcmp(key, "flowlabel"))
+		return set_flowlabel(r, val, err, errlen);
+	if (!strcmp(key, "proto"))
+		return set_proto(r, val, err, errlen);
+	return set_word(r, key, val, err, errlen);
 }
 
 int qos_rule_check(const struct qos_rule *r, char *err, size_t errlen)

@@ -154,65 +154,104 @@ static void print_dscp(FILE *f, uint64_t set)
 		fputc('-', f);
 }
 
+static json_object *show_class_json(const struct qos_report *r, unsigned int i,
+				    const char *const names[QOS_MAX_CLASSES])
+{
+	const struct qos_meta_class *mc = &r->cls[i].mc;
+	json_object *c = json_object_new_object();
+	char cid[16];
+
+	fmt_classid(mc->classid, cid, sizeof(cid));
+	json_object_object_add(c, "name", json_object_new_string(mc->name));
+	json_object_object_add(c, "id", json_object_new_int(mc->id));
+	json_object_object_add(c, "classid", json_object_new_string(cid));
+	json_object_object_add(c, "rate_bps", json_object_new_uint64(mc->rate_bps));
+	json_object_object_add(c, "ceil_bps", json_object_new_uint64(mc->ceil_bps));
+	json_object_object_add(c, "priority", json_object_new_int(mc->prio));
+	json_object_object_add(c, "leaf", json_object_new_string(qos_leaf_name(mc->leaf)));
+	json_object_object_add(c, "leaf_limit", json_object_new_int64(mc->leaf_limit));
+	json_object_object_add(c, "default",
+			       json_object_new_boolean(mc->id == r->meta.default_class));
+	json_object_object_add(c, "dscp4", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV4]));
+	json_object_object_add(c, "dscp6", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV6]));
+	if (r->cls[i].police.set)
+		json_object_object_add(c, "police",
+				       qos_police_config_json(&r->cls[i].police.pol, names));
+	return c;
+}
+
+static void show_json(FILE *f, const struct qos_report *r,
+		      const char *const names[QOS_MAX_CLASSES])
+{
+	json_object *o = json_object_new_object();
+	json_object *progs = json_object_new_object();
+	json_object *cls = json_object_new_array();
+	char cid[16], mask[16];
+	unsigned int i;
+
+	json_object_object_add(o, "dev", json_object_new_string(r->dev));
+	json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
+	json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+	json_object_object_add(o, "scheduler",
+			       json_object_new_string(qos_sched_name(r->meta.sched)));
+	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
+	json_object_object_add(o, "handle", json_object_new_string(cid));
+	snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
+	json_object_object_add(o, "mark_mask", json_object_new_string(mask));
+	json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
+	json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
+	json_object_object_add(o, "programs", progs);
+	if (r->confirm_left >= 0)
+		json_object_object_add(o, "rollback_in_s", json_object_new_int64(r->confirm_left));
+	for (i = 0; i < r->meta.nclasses; i++)
+		json_object_array_add(cls, show_class_json(r, i, names));
+	json_object_object_add(o, "classes", cls);
+	print_json(f, o);
+}
+
+static void show_class(FILE *f, const struct qos_report *r, unsigned int i,
+		       const char *const names[QOS_MAX_CLASSES])
+{
+	const struct qos_meta_class *mc = &r->cls[i].mc;
+	char a[32], b[32], cid[16], leaf[32];
+
+	if (r->meta.sched == QOS_SCHED_NONE) {
+		/* No qdisc tree: nothing but the DSCPs and policers. */
+		fprintf(f, "%-10s %3u %-8s %-10s %-10s %4s %-16s ", mc->name, mc->id, "-", "-",
+			"-", "-", "-");
+	} else {
+		fmt_classid(mc->classid, cid, sizeof(cid));
+		if (mc->leaf == QOS_LEAF_FQ_CODEL)
+			snprintf(leaf, sizeof(leaf), "fq_codel");
+		else
+			snprintf(leaf, sizeof(leaf), "%s %u%s", qos_leaf_name(mc->leaf),
+				 mc->leaf_limit, mc->leaf == QOS_LEAF_BFIFO ? "b" : "p");
+		fprintf(f, "%-10s %3u %-8s %-10s %-10s %4u %-16s ", mc->name, mc->id, cid,
+			qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
+			qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio, leaf);
+	}
+	print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV4]);
+	fputs(" | ", f);
+	print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV6]);
+	fputs(mc->id == r->meta.default_class ? " (default)\n" : "\n", f);
+	if (r->cls[i].police.set) {
+		fprintf(f, "%-10s ", "");
+		qos_police_print_config(f, &r->cls[i].police.pol, names);
+	}
+}
+
 void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 {
 	const char *names[QOS_MAX_CLASSES] = {};
-	char a[32], b[32], cid[16];
+	char a[32], cid[16];
 	unsigned int i;
 
 	for (i = 0; i < r->meta.nclasses; i++)
 		names[r->cls[i].mc.id & (QOS_MAX_CLASSES - 1)] = r->cls[i].mc.name;
-
 	if (json) {
-		json_object *o = json_object_new_object();
-		json_object *progs = json_object_new_object();
-		json_object *cls = json_object_new_array();
-		char mask[16];
-
-		json_object_object_add(o, "dev", json_object_new_string(r->dev));
-		json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
-		json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
-		json_object_object_add(o, "scheduler",
-				       json_object_new_string(qos_sched_name(r->meta.sched)));
-		snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
-		json_object_object_add(o, "handle", json_object_new_string(cid));
-		snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
-		json_object_object_add(o, "mark_mask", json_object_new_string(mask));
-		json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
-		json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
-		json_object_object_add(o, "programs", progs);
-		if (r->confirm_left >= 0)
-			json_object_object_add(o, "rollback_in_s",
-					       json_object_new_int64(r->confirm_left));
-		for (i = 0; i < r->meta.nclasses; i++) {
-			const struct qos_meta_class *mc = &r->cls[i].mc;
-			json_object *c = json_object_new_object();
-
-			fmt_classid(mc->classid, cid, sizeof(cid));
-			json_object_object_add(c, "name", json_object_new_string(mc->name));
-			json_object_object_add(c, "id", json_object_new_int(mc->id));
-			json_object_object_add(c, "classid", json_object_new_string(cid));
-			json_object_object_add(c, "rate_bps", json_object_new_uint64(mc->rate_bps));
-			json_object_object_add(c, "ceil_bps", json_object_new_uint64(mc->ceil_bps));
-			json_object_object_add(c, "priority", json_object_new_int(mc->prio));
-			json_object_object_add(c, "leaf",
-					       json_object_new_string(qos_leaf_name(mc->leaf)));
-			json_object_object_add(c, "leaf_limit", json_object_new_int64(mc->leaf_limit));
-			json_object_object_add(c, "default",
-					       json_object_new_boolean(mc->id == r->meta.default_class));
-			json_object_object_add(c, "dscp4", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV4]));
-			json_object_object_add(c, "dscp6", dscp_json(r->cls[i].dscp[QOS_TABLE_IPV6]));
-			if (r->cls[i].police.set)
-				json_object_object_add(c, "police",
-						       qos_police_config_json(&r->cls[i].police.pol,
-									      names));
-			json_object_array_add(cls, c);
-		}
-		json_object_object_add(o, "classes", cls);
-		print_json(f, o);
+		show_json(f, r, names);
 		return;
 	}
-
 	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
 	fprintf(f, "dev %s profile %s rate %s scheduler %s handle %s mark-mask 0x%08x\n",
 		r->dev, r->meta.profile, qos_fmt_rate(r->meta.rate_bps, a, sizeof(a)),
@@ -224,32 +263,6 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 			r->confirm_left, r->dev);
 	fprintf(f, "%-10s %3s %-8s %-10s %-10s %4s %-16s %s\n", "class", "id", "classid",
 		"rate", "ceil", "prio", "leaf", "dscp (v4 | v6)");
-	for (i = 0; i < r->meta.nclasses; i++) {
-		const struct qos_meta_class *mc = &r->cls[i].mc;
-		char leaf[32];
-
-		if (r->meta.sched == QOS_SCHED_NONE) {
-			/* No qdisc tree: nothing but the DSCPs and policers. */
-			fprintf(f, "%-10s %3u %-8s %-10s %-10s %4s %-16s ", mc->name, mc->id, "-",
-				"-", "-", "-", "-");
-		} else {
-			fmt_classid(mc->classid, cid, sizeof(cid));
-			if (mc->leaf == QOS_LEAF_FQ_CODEL)
-				snprintf(leaf, sizeof(leaf), "fq_codel");
-			else
-				snprintf(leaf, sizeof(leaf), "%s %u%s", qos_leaf_name(mc->leaf),
-					 mc->leaf_limit, mc->leaf == QOS_LEAF_BFIFO ? "b" : "p");
-			fprintf(f, "%-10s %3u %-8s %-10s %-10s %4u %-16s ", mc->name, mc->id, cid,
-				qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
-				qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio, leaf);
-		}
-		print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV4]);
-		fputs(" | ", f);
-		print_dscp(f, r->cls[i].dscp[QOS_TABLE_IPV6]);
-		fputs(mc->id == r->meta.default_class ? " (default)\n" : "\n", f);
-		if (r->cls[i].police.set) {
-			fprintf(f, "%-10s ", "");
-			qos_police_print_config(f, &r->cls[i].police.pol, names);
-		}
-	}
+	for (i = 0; i < r->meta.nclasses; i++)
+		show_class(f, r, i, names);
 }
