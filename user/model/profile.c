@@ -14,10 +14,7 @@
 
 #include "model/profile.h"
 #include "lib/util.h"
-
-#ifndef QOS_PROFILE_DIRS
-#define QOS_PROFILE_DIRS "/etc/qosctl/profiles"
-#endif
+#include "qos_paths.h"
 
 #define QOS_DEFAULT_MARK_MASK	0x000f0000U
 #define QOS_DEFAULT_HANDLE	1
@@ -358,7 +355,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 int qos_profile_find(const char *name, char *path, size_t len)
 {
 	const char *env = getenv("QOSCTL_PROFILE_DIR");
-	const char *dirs[] = { env, "/etc/qosctl/profiles", QOS_PROFILE_DIRS };
+	const char *dirs[] = { env, QOS_SYSCONFDIR "/qosctl/profiles", QOS_DATADIR "/tc-profiles",
+			       qos_tree_profile_dir };
 	size_t i;
 
 	if (!*name || strlen(name) >= len)

@@ -77,9 +77,17 @@ struct qos_class_plan {
 };
 
 /*
+ * The source tree's tc-profiles/, defined (user/intree.c) only in the
+ * in-tree qosctl; NULL in the installed one, which must not look into a
+ * build tree.
+ */
+extern const char qos_tree_profile_dir[] __attribute__((weak));
+
+/*
  * Find a profile: a path if @name contains '/', else NAME in
- * $QOSCTL_PROFILE_DIR, /etc/qosctl/profiles, the installed profile
- * directory and the source tree's tc-profiles/.
+ * $QOSCTL_PROFILE_DIR, SYSCONFDIR/qosctl/profiles, the installed profile
+ * directory (DATADIR/tc-profiles, both fixed by `make install`) and, in
+ * the in-tree qosctl, the source tree's tc-profiles/.
  */
 int qos_profile_find(const char *name, char *path, size_t len);
 
