@@ -258,23 +258,30 @@ $(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
 
 SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
-$(OUTPUT)/qosctl@.service: systemd/qosctl@.service.in $(PATHS_H)
+UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service
+
+$(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
 	$(Q)$(SUBST) $< > $@
 
 # Everything `make install` copies, built for the paths it is given.
-install-files: $(QOSCTL_DIST) $(OUTPUT)/qosctl.8 $(OUTPUT)/qosctl@.service
+install-files: $(QOSCTL_DIST) $(OUTPUT)/qosctl.8 $(UNITS)
 
 # The BPF object is embedded in qosctl; the installed copy is for bpftool
-# and for reading, not loaded from there.
+# and for reading, not loaded from there. A configuration file already in
+# SYSCONFDIR is the administrator's: left as it is.
 install: install-files
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR)/tc-profiles $(DESTDIR)$(LIBDIR) \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(SYSCONFDIR)/default
 	install -m 0755 $(QOSCTL_DIST) $(DESTDIR)$(SBINDIR)/qosctl
 	install -m 0644 tc-profiles/* $(DESTDIR)$(DATADIR)/tc-profiles/
 	install -m 0644 $(OUTPUT)/qos.bpf.o $(DESTDIR)$(LIBDIR)/qos.bpf.o
 	install -m 0644 $(OUTPUT)/qosctl.8 $(DESTDIR)$(MANDIR)/man8/qosctl.8
-	install -m 0644 $(OUTPUT)/qosctl@.service $(DESTDIR)$(UNITDIR)/qosctl@.service
+	install -m 0644 $(UNITS) $(DESTDIR)$(UNITDIR)/
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter || \
+		install -m 0644 systemd/qosctl-exporter.default \
+			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter
 	install -m 0644 systemd/IFACE.conf.example $(DESTDIR)$(DOCDIR)/examples/
 ifneq ($(wildcard completion/qosctl.bash),)
 	install -D -m 0644 completion/qosctl.bash $(DESTDIR)$(BASHCOMPDIR)/qosctl
