@@ -264,8 +264,13 @@ $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
 	$(Q)$(SUBST) $< > $@
 
+$(OUTPUT)/ifupdown/qosctl: ifupdown/qosctl.in $(PATHS_H)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(SUBST) $< > $@
+
 # Everything `make install` copies, built for the paths it is given.
-install-files: $(QOSCTL_DIST) $(OUTPUT)/qosctl.8 $(UNITS)
+install-files: $(QOSCTL_DIST) $(OUTPUT)/qosctl.8 $(UNITS) $(OUTPUT)/ifupdown/qosctl
 
 # The BPF object is embedded in qosctl; the installed copy is for bpftool
 # and for reading, not loaded from there. A configuration file already in
@@ -273,12 +278,15 @@ install-files: $(QOSCTL_DIST) $(OUTPUT)/qosctl.8 $(UNITS)
 install: install-files
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR)/tc-profiles $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(SYSCONFDIR)/default
+		$(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSCONFDIR)/network/if-up.d \
+		$(DESTDIR)$(SYSCONFDIR)/network/if-down.d
 	install -m 0755 $(QOSCTL_DIST) $(DESTDIR)$(SBINDIR)/qosctl
 	install -m 0644 tc-profiles/* $(DESTDIR)$(DATADIR)/tc-profiles/
 	install -m 0644 $(OUTPUT)/qos.bpf.o $(DESTDIR)$(LIBDIR)/qos.bpf.o
 	install -m 0644 $(OUTPUT)/qosctl.8 $(DESTDIR)$(MANDIR)/man8/qosctl.8
 	install -m 0644 $(UNITS) $(DESTDIR)$(UNITDIR)/
+	install -m 0755 $(OUTPUT)/ifupdown/qosctl $(DESTDIR)$(SYSCONFDIR)/network/if-up.d/qosctl
+	install -m 0755 $(OUTPUT)/ifupdown/qosctl $(DESTDIR)$(SYSCONFDIR)/network/if-down.d/qosctl
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter || \
 		install -m 0644 systemd/qosctl-exporter.default \
 			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter

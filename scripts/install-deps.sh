@@ -16,7 +16,8 @@ want_vm=0
 # Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
 # libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
 # harness headers, docutils for the man page, gnuplot for the experiment plots,
-# systemd (systemd-analyze, and PID 1 of the units test),
+# systemd (systemd-analyze, and PID 1 of the units test), ifupdown (ifup and
+# ifdown run the hook in a private mount namespace; nothing is configured),
 # clang's runtime for libFuzzer (make fuzz).
 pkgs=(
 	make gcc clang llvm pkg-config libclang-rt-14-dev
@@ -25,7 +26,7 @@ pkgs=(
 	linux-source-6.12 xz-utils
 	python3-docutils gnuplot-nox
 	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc
-	systemd util-linux
+	systemd util-linux ifupdown
 	python3 python3-prometheus-client
 )
 vm_pkgs=(
