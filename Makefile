@@ -9,6 +9,7 @@
 #   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
 #   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments
 #   make install      PREFIX=/usr/local DESTDIR= (builds the installed qosctl for PREFIX)
+#   make deb          the Debian package, into $(OUTPUT)/deb
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
 #   make fuzz         fuzz the profile parser for FUZZ_SECONDS (libFuzzer)
 
@@ -86,8 +87,8 @@ QOSCTL_DIST := $(OUTPUT)/dist/qosctl
 PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install install-files selftests bench-classifier fuzz \
-	bench experiments FORCE
+.PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
+	fuzz bench experiments FORCE
 
 # A fresh machine stops here with the missing packages on one line rather
 # than at the first compiler error. Only goals that build are probed; check,
@@ -223,7 +224,9 @@ bench-classifier: deps
 	$(Q)$(MAKE) --no-print-directory $(BENCH_CLASSIFIER)
 	$(Q)$(BENCH_CLASSIFIER) $(BENCH_ARGS)
 
-check: deps
+# selftests/deb.sh builds the package: make check installs its tools too.
+check:
+	$(Q)scripts/install-deps.sh --deb
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -C selftests run_tests OUTPUT=$(ABS_OUTPUT)/selftests \
 		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) \
@@ -300,6 +303,24 @@ endif
 ifneq ($(wildcard completion/_qosctl),)
 	install -D -m 0644 completion/_qosctl $(DESTDIR)$(ZSHCOMPDIR)/_qosctl
 endif
+
+# dpkg-buildpackage writes beside the source directory, so the package is
+# built from a copy of the tree (uncommitted changes included) in
+# $(OUTPUT)/deb, where the .deb lands. Its own build goes to the copy's
+# .output, with none of this make's variables.
+DEB_DIR := $(ABS_OUTPUT)/deb
+DEB_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+
+deb:
+	$(Q)scripts/install-deps.sh --deb
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/qosctl-$(DEB_VERSION)
+	$(Q)tar -cf - --exclude=./.git --exclude='./.output*' \
+		$(if $(filter /%,$(OUTPUT)),,--exclude=./$(OUTPUT)) . | \
+		tar -xf - -C $(DEB_DIR)/qosctl-$(DEB_VERSION)
+	$(Q)cd $(DEB_DIR)/qosctl-$(DEB_VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		$(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),-u $(v))) \
+		dpkg-buildpackage -b -us -uc -jauto
+	$(Q)ls $(DEB_DIR)/*.deb
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

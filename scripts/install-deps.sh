@@ -5,13 +5,21 @@
 # Idempotent: when every package is already present it only runs dpkg-query
 # and returns in well under a second.
 #
-# Usage: scripts/install-deps.sh [--vm]
+# Usage: scripts/install-deps.sh [--vm] [--deb]
 #   --vm   also install what `make vmcheck` needs (Debian kernels, qemu, virtme-ng)
+#   --deb  also install what `make deb` and selftests/deb.sh need
+#          (dpkg-buildpackage, debhelper, lintian)
 
 set -euo pipefail
 
-want_vm=0
-[ "${1:-}" = "--vm" ] && want_vm=1
+want_vm=0 want_deb=0
+for a in "$@"; do
+	case $a in
+	--vm) want_vm=1 ;;
+	--deb) want_deb=1 ;;
+	*) echo "usage: $0 [--vm] [--deb]" >&2; exit 2 ;;
+	esac
+done
 
 # Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
 # libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
@@ -33,7 +41,9 @@ vm_pkgs=(
 	linux-image-amd64 linux-image-6.12-amd64
 	qemu-system-x86 python3-pip busybox-static kmod udev
 )
+deb_pkgs=(build-essential dpkg-dev debhelper lintian)
 [ $want_vm -eq 1 ] && pkgs+=("${vm_pkgs[@]}")
+[ $want_deb -eq 1 ] && pkgs+=("${deb_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do
