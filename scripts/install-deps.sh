@@ -5,17 +5,27 @@
 # Idempotent: when every package is already present it only runs dpkg-query
 # and returns in well under a second.
 #
-# Usage: scripts/install-deps.sh [--vm]
+# Usage: scripts/install-deps.sh [--vm] [--deb]
 #   --vm   also install what `make vmcheck` needs (Debian kernels, qemu, virtme-ng)
+#   --deb  also install what `make deb` and selftests/deb.sh need
+#          (dpkg-buildpackage, debhelper, lintian)
 
 set -euo pipefail
 
-want_vm=0
-[ "${1:-}" = "--vm" ] && want_vm=1
+want_vm=0 want_deb=0
+for a in "$@"; do
+	case $a in
+	--vm) want_vm=1 ;;
+	--deb) want_deb=1 ;;
+	*) echo "usage: $0 [--vm] [--deb]" >&2; exit 2 ;;
+	esac
+done
 
 # Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
 # libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
 # harness headers, docutils for the man page, gnuplot for the experiment plots,
+# systemd (systemd-analyze, and PID 1 of the units test), ifupdown (ifup and
+# ifdown run the hook in a private mount namespace; nothing is configured),
 # clang's runtime for libFuzzer (make fuzz).
 pkgs=(
 	make gcc clang llvm pkg-config libclang-rt-14-dev
@@ -24,13 +34,16 @@ pkgs=(
 	linux-source-6.12 xz-utils
 	python3-docutils gnuplot-nox
 	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc
+	systemd util-linux ifupdown
 	python3 python3-prometheus-client
 )
 vm_pkgs=(
 	linux-image-amd64 linux-image-6.12-amd64
 	qemu-system-x86 python3-pip busybox-static kmod udev
 )
+deb_pkgs=(build-essential dpkg-dev debhelper lintian)
 [ $want_vm -eq 1 ] && pkgs+=("${vm_pkgs[@]}")
+[ $want_deb -eq 1 ] && pkgs+=("${deb_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,30 +2,37 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # `make install DESTDIR=...` puts the binary, the BPF object, every
-# profile, the man page and the systemd unit where PREFIX says; the
-# installed binary runs and validates the installed profiles; the unit's
-# ExecStart/ExecStop, fed a conf file the way systemd's EnvironmentFile
-# would, apply and remove a profile on an interface.
+# profile, the man page, the systemd units and /etc/default/qosctl-exporter
+# where PREFIX and SYSCONFDIR say; the installed binary names no path of
+# the source tree, and another PREFIX rebuilds it (and the units) for that
+# PREFIX; the installed binary runs and validates the installed profiles;
+# systemd-analyze verifies both units and rates them at most 4.0; the
+# template's ExecStart/ExecReload/ExecStop, fed a conf file the way
+# systemd's EnvironmentFile would, apply, change and remove a profile.
 #
-#   r: $R_IF2 (veth)  <- the unit's ExecStart and ExecStop
+# The installed binary looks for profiles under PREFIX, which here is
+# inside DESTDIR: it is pointed there with QOSCTL_PROFILE_DIR.
+#
+#   r: $R_IF2 (veth)  <- the unit's ExecStart, ExecReload and ExecStop
 
 source "$(dirname "$0")/lib.sh"
 require_root
-require_cmd make
+require_cmd make systemd-analyze
 
 src=$(readlink -f "$(dirname "$0")/..")
-out=$(dirname "$(readlink -f "$QOSCTL")")
+out_dir=$(dirname "$(readlink -f "$QOSCTL")")
 dest=$(mktemp -d)
 defer rm -rf "$dest"
 
-make -s -C "$src" install OUTPUT="$out" DESTDIR="$dest" PREFIX=/usr/local >"$dest.log" 2>&1
+make -s -C "$src" install OUTPUT="$out_dir" DESTDIR="$dest" PREFIX=/usr/local >"$dest.log" 2>&1
 check_err $? "make install failed: $(cat "$dest.log")"
 rm -f "$dest.log"
 log_test "make install DESTDIR=... PREFIX=/usr/local"
 
 p=$dest/usr/local
 for f in sbin/qosctl lib/qosctl/qos.bpf.o share/man/man8/qosctl.8 \
-	 lib/systemd/system/qosctl@.service share/doc/qosctl/IFACE.conf.example; do
+	 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
+	 share/doc/qosctl/examples/IFACE.conf.example ../../etc/default/qosctl-exporter; do
 	[ -s "$p/$f" ]
 	check_err $? "$f missing"
 done
@@ -37,7 +44,19 @@ for f in "$src"/tc-profiles/*; do
 done
 grep -q '^\.TH "\?QOSCTL"\? "\?8' "$p/share/man/man8/qosctl.8"
 check_err $? "the man page has no .TH QOSCTL 8"
-log_test "binary, BPF object, profiles, man page, unit and example installed"
+log_test "binary, BPF object, profiles, man page, units and examples installed"
+
+leak=$(strings "$p/sbin/qosctl" | grep -F "$src")
+[ -z "$leak" ]
+check_err $? "the installed binary names the source tree: $leak"
+strings "$p/sbin/qosctl" | grep -qx /usr/local/share/qosctl/tc-profiles
+check_err $? "the installed binary does not look in /usr/local/share/qosctl/tc-profiles"
+# Found by name, a profile must not come from the tree (it may come from
+# an installed qosctl on this machine).
+out=$("$p/sbin/qosctl" validate pip-20pct 2>&1)
+case $out in "$src"/*) false ;; esac
+check_err $? "the installed binary found a profile in the source tree: $out"
+log_test "the installed binary names no path of the source tree"
 
 "$p/sbin/qosctl" --version >/dev/null
 check_err $? "the installed binary does not run"
@@ -45,36 +64,95 @@ for f in "$p"/share/qosctl/tc-profiles/*; do
 	"$p/sbin/qosctl" validate "$f" rate 1gbit >/dev/null
 	check_err $? "installed $(basename "$f") does not validate"
 done
-log_test "the installed binary validates every installed profile"
+n=$(QOSCTL_PROFILE_DIR=$p/share/qosctl/tc-profiles "$p/sbin/qosctl" list | wc -l)
+[ "$n" -eq "$(ls "$src"/tc-profiles | wc -l)" ]
+check_err $? "qosctl list shows $n profiles"
+log_test "the installed binary validates and lists every installed profile"
+
+# make does not track PREFIX: the paths are stamped into a header, and
+# installing for another PREFIX rebuilds what depends on them. Done in a
+# copy of the output directory (timestamps kept), so that the one the
+# other tests use keeps its PREFIX.
+copy=$(mktemp -d)
+defer rm -rf "$copy"
+cp -a "$out_dir"/bpf "$out_dir"/user "$out_dir"/qos.bpf.o "$out_dir"/qos.skel.h \
+	"$out_dir"/libqos.a "$out_dir"/qosctl.8 "$out_dir"/qos_paths.h "$copy"/
+make -s -C "$src" install OUTPUT="$copy" DESTDIR="$copy/root" PREFIX=/usr >"$copy/log" 2>&1
+check_err $? "make install PREFIX=/usr failed: $(cat "$copy/log")"
+strings "$copy/root/usr/sbin/qosctl" | grep -qx /usr/share/qosctl/tc-profiles
+check_err $? "PREFIX=/usr: the binary does not look in /usr/share/qosctl/tc-profiles"
+[ -z "$(strings "$copy/root/usr/sbin/qosctl" | grep -F /usr/local)" ]
+check_err $? "PREFIX=/usr: the binary still names /usr/local"
+grep -q '^ExecStart=/usr/sbin/qosctl ' "$copy/root/usr/lib/systemd/system/qosctl@.service"
+check_err $? "PREFIX=/usr: the unit does not run /usr/sbin/qosctl"
+log_test "make install PREFIX=/usr after PREFIX=/usr/local rebuilds for /usr"
 
 unit=$p/lib/systemd/system/qosctl@.service
-grep -qx 'ExecStart=/usr/local/sbin/qosctl apply ${PROFILE} dev %i rate ${RATE}' "$unit" &&
-	grep -qx 'ExecStop=/usr/local/sbin/qosctl remove dev %i' "$unit" &&
-	grep -qx 'EnvironmentFile=/etc/qosctl/%i.conf' "$unit"
+grep -qx 'ExecStart=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE}' "$unit" &&
+	grep -qx 'ExecReload=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE}' "$unit" &&
+	grep -qx 'ExecStop=-/usr/local/sbin/qosctl remove dev %I' "$unit" &&
+	grep -qx 'EnvironmentFile=/etc/qosctl/%I.conf' "$unit" &&
+	grep -qx 'BindsTo=sys-subsystem-net-devices-%i.device' "$unit" &&
+	grep -qx 'WantedBy=sys-subsystem-net-devices-%i.device' "$unit"
 check_err $? "unexpected unit: $(cat "$unit")"
-log_test "qosctl@.service applies /etc/qosctl/%i.conf and removes on stop"
+grep -qx 'ExecStart=/usr/local/sbin/qosctl exporter --listen ${LISTEN}' \
+	"$p/lib/systemd/system/qosctl-exporter.service" &&
+	grep -qx 'LISTEN=127.0.0.1:9464' "$dest/etc/default/qosctl-exporter"
+check_err $? "unexpected exporter unit or /etc/default/qosctl-exporter"
+log_test "units: conf per %I, bound to the device; exporter on \$LISTEN"
+
+# systemd-analyze verify loads the units as systemd would: keys, the
+# executables (here the installed binary under DESTDIR), the man page
+# named in Documentation=. Other units of this machine may warn: only
+# lines about ours count.
+vdir=$dest/verify
+mkdir -p "$vdir"
+for u in qosctl@.service qosctl-exporter.service; do
+	sed "s|/usr/local/sbin/qosctl|$p/sbin/qosctl|" "$p/lib/systemd/system/$u" >"$vdir/$u"
+done
+out=$(MANPATH=$p/share/man systemd-analyze verify "$vdir/qosctl@.service" \
+	"$vdir/qosctl-exporter.service" 2>&1)
+check_err $? "systemd-analyze verify failed: $out"
+[ -z "$(echo "$out" | grep qosctl)" ]
+check_err $? "systemd-analyze verify: $out"
+log_test "systemd-analyze verify: both units"
+
+# Exposure 4.0 or below ("OK"), for the template's instances and the
+# exporter alike.
+for u in qosctl@eth0.service qosctl-exporter.service; do
+	out=$(systemd-analyze security --offline=yes --root="$dest" --threshold=40 "$u" 2>&1)
+	check_err $? "$u: exposure above 4.0: $(echo "$out" | grep -v '✓')"
+	echo "$out" | grep 'Overall exposure'
+done
+log_test "systemd-analyze security: exposure at most 4.0"
 
 # Run the unit's commands as systemd would for instance $R_IF2, with the
-# conf's variables and the installed binary.
+# conf's variables and the installed binary (a '-' prefix, failure
+# ignored, is dropped). selftests/units.sh runs them under systemd itself.
 topo_h1_r_h2 || exit $ksft_fail
 conf=$dest/$R_IF2.conf
-printf 'PROFILE=pip-5pct\nRATE=100mbit\n' >"$conf"
 run_unit_line()
 {
 	local cmd
 
-	cmd=$(sed -n "s/^$1=//p" "$unit")
-	cmd=${cmd//%i/$R_IF2}
+	cmd=$(sed -n "s/^$1=-\?//p" "$unit")
+	cmd=${cmd//%I/$R_IF2}
 	cmd=${cmd//\/usr\/local\/sbin\/qosctl/$p\/sbin\/qosctl}
-	(set -a; . "$conf"; eval in_ns "$R" "$cmd")
+	(set -a; . "$conf"; QOSCTL_PROFILE_DIR=$p/share/qosctl/tc-profiles; eval in_ns "$R" "$cmd")
 }
+printf 'PROFILE=pip-5pct\nRATE=100mbit\n' >"$conf"
 run_unit_line ExecStart >/dev/null
 check_err $? "ExecStart failed"
 [ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-5pct ]
 check_err $? "ExecStart did not apply pip-5pct"
+printf 'PROFILE=pip-20pct\nRATE=100mbit\n' >"$conf"
+run_unit_line ExecReload >/dev/null
+check_err $? "ExecReload failed"
+[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-20pct ]
+check_err $? "ExecReload did not apply the changed conf's pip-20pct"
 run_unit_line ExecStop
 check_err $? "ExecStop failed"
 [ -z "$(dev_files "$R" "$R_IF2")" ]
 check_err $? "ExecStop left state behind"
-log_test "the unit's ExecStart and ExecStop apply and remove the conf's profile"
+log_test "the unit's ExecStart, ExecReload and ExecStop apply, change, remove"
 exit $EXIT_STATUS

@@ -17,10 +17,7 @@
 
 #include "model/profile.h"
 #include "lib/util.h"
-
-#ifndef QOS_PROFILE_DIRS
-#define QOS_PROFILE_DIRS "/etc/qosctl/profiles"
-#endif
+#include "qos_paths.h"
 
 #define QOS_DEFAULT_MARK_MASK	0x000f0000U
 #define QOS_DEFAULT_HANDLE	1
@@ -477,14 +474,17 @@ static int handler(void *user, const char *section, const char *key, const char 
 
 int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), void *arg)
 {
-	static const struct {
+	/* The installed qosctl never looks into a build tree: only the
+	 * in-tree one defines qos_tree_profile_dir (user/intree.c). */
+	const struct {
 		const char *env;
 		const char *dirs;
 		const char *origin;
 	} src[] = {
 		{ "QOSCTL_PROFILE_DIR", NULL, "QOSCTL_PROFILE_DIR" },
-		{ NULL, "/etc/qosctl/profiles", "local" },
-		{ NULL, QOS_PROFILE_DIRS, "built-in" },
+		{ NULL, QOS_SYSCONFDIR "/qosctl/profiles", "local" },
+		{ NULL, QOS_DATADIR "/tc-profiles", "built-in" },
+		{ NULL, qos_tree_profile_dir, "source tree" },
 	};
 	size_t i;
 	int ret;

@@ -77,11 +77,19 @@ struct qos_class_plan {
 };
 
 /*
+ * The source tree's tc-profiles/, defined (user/intree.c) only in the
+ * in-tree qosctl; NULL in the installed one, which must not look into a
+ * build tree.
+ */
+extern const char qos_tree_profile_dir[] __attribute__((weak));
+
+/*
  * The profile directories, in search order: each of $QOSCTL_PROFILE_DIR
- * (a list separated by ':'), /etc/qosctl/profiles, then the built-in list
- * (the installed profile directory, and the source tree's tc-profiles/ in
- * a build). @fn gets each with where it came from ("QOSCTL_PROFILE_DIR",
- * "local", "built-in"); a non-zero return ends the walk and is returned.
+ * (a list separated by ':'), SYSCONFDIR/qosctl/profiles, then the built-in
+ * (DATADIR/tc-profiles, fixed by `make install`), and in the in-tree
+ * qosctl the source tree's tc-profiles/. @fn gets each with where it came
+ * from ("QOSCTL_PROFILE_DIR", "local", "built-in", "source tree"); a
+ * non-zero return ends the walk and is returned.
  */
 int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), void *arg);
 
