@@ -64,7 +64,8 @@ for f in "$p"/share/qosctl/tc-profiles/*; do
 	"$p/sbin/qosctl" validate "$f" rate 1gbit >/dev/null
 	check_err $? "installed $(basename "$f") does not validate"
 done
-n=$(QOSCTL_PROFILE_DIR=$p/share/qosctl/tc-profiles "$p/sbin/qosctl" list | wc -l)
+n=$(QOSCTL_PROFILE_DIR=$p/share/qosctl/tc-profiles "$p/sbin/qosctl" list -j |
+	jq '[.profiles[] | select(.path | startswith("'"$p"'/"))] | length')
 [ "$n" -eq "$(ls "$src"/tc-profiles | wc -l)" ]
 check_err $? "qosctl list shows $n profiles"
 log_test "the installed binary validates and lists every installed profile"

@@ -484,7 +484,7 @@ int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), 
 		{ "QOSCTL_PROFILE_DIR", NULL, "QOSCTL_PROFILE_DIR" },
 		{ NULL, QOS_SYSCONFDIR "/qosctl/profiles", "local" },
 		{ NULL, QOS_DATADIR "/tc-profiles", "built-in" },
-		{ NULL, qos_tree_profile_dir, "source tree" },
+		{ NULL, qos_tree_profile_dir, "built-in" },
 	};
 	size_t i;
 	int ret;

@@ -88,7 +88,7 @@ extern const char qos_tree_profile_dir[] __attribute__((weak));
  * (a list separated by ':'), SYSCONFDIR/qosctl/profiles, then the built-in
  * (DATADIR/tc-profiles, fixed by `make install`), and in the in-tree
  * qosctl the source tree's tc-profiles/. @fn gets each with where it came
- * from ("QOSCTL_PROFILE_DIR", "local", "built-in", "source tree"); a
+ * from ("QOSCTL_PROFILE_DIR", "local", "built-in"); a
  * non-zero return ends the walk and is returned.
  */
 int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), void *arg);
