@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "pkt.h"
+#include "qos_test.h"
 #include "kernel/bpfobj.h"
 #include "kernel/rulemap.h"
 #include "model/profile.h"
@@ -160,18 +161,6 @@ static int empty_prog(void)
 	return bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "empty", "GPL", insns, 2, NULL);
 }
 
-/* Make @cfg the configuration of @skel's programs. */
-static int cfg_put(struct qos *skel, const struct qos_cfg *cfg)
-{
-	int fd = qos_cfg_new(cfg), ret;
-
-	if (fd < 0)
-		return fd;
-	ret = qos_cfg_put(bpf_map__fd(skel->maps.qos_cfg), fd);
-	close(fd);
-	return ret;
-}
-
 static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur,
 		struct qos_cfg *cfg, uint32_t n)
 {
@@ -190,7 +179,7 @@ static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur
 		ret = ret ?: qos_rules_add(&next, &r);
 	}
 	ret = ret ?: qos_rules_stage(m, cur, &next, &cfg->rs, &cfg->rules, err, sizeof(err));
-	if (!ret && cfg_put(skel, cfg))
+	if (!ret && qos_test_cfg_put(skel, cfg))
 		ret = -EIO;
 	if (ret) {
 		fprintf(stderr, "bench: installing rules: %s\n", err);
@@ -250,7 +239,7 @@ int main(int argc, char **argv)
 	for (s = 0; s < (int)prof.nclasses; s++)
 		prof.classes[s].police.set = false;
 	qos_profile_fill_cfg(&prof, &cfg);
-	cfg_put(skel, &cfg);
+	qos_test_cfg_put(skel, &cfg);
 	m = (struct qos_rule_maps){ bpf_map__fd(skel->maps.qos_rules),
 				    bpf_map__fd(skel->maps.qos_rule_stats), CAPACITY };
 	prog = bpf_program__fd(skel->progs.qos_ingress);
