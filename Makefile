@@ -138,7 +138,10 @@ $(shell mkdir -p $(OUTPUT) && { $(PATHS_TEXT) | cmp -s - $(PATHS_H) 2>/dev/null 
 endif
 $(PATHS_H): ;
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/bpf
+# make does not track flags: the Makefile, where they are set, is a
+# prerequisite (BPF_CFLAGS' -ffile-prefix-map keeps the tree's paths out of
+# the BTF the installed binary embeds).
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) Makefile | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
