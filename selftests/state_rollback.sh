@@ -50,6 +50,10 @@ DEV=st0
 FRESH=st2
 # The keeper is killed before its deadline: a margin for a loaded machine.
 KILL_CONFIRM=4
+ALIVE_CONFIRM=2
+# Under emulation one qosctl command takes seconds: the checks between an
+# apply and its deadline need the deadline further out.
+[ "$KSFT_MACHINE_SLOW" = yes ] && KILL_CONFIRM=20 ALIVE_CONFIRM=15
 
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"
@@ -348,12 +352,13 @@ test_confirm()
 		apply_a
 		check_err $? "$APPLY_ERR"
 		t0=$(tc_state $DEV)
-		out=$(qosctl_ns "$R" apply "$TMP/$b" dev $DEV rate 100mbit --confirm 2 2>&1)
-		check_err $? "apply $b --confirm 2: $out"
-		pid=$(keeper 2)
+		out=$(qosctl_ns "$R" apply "$TMP/$b" dev $DEV rate 100mbit \
+		      --confirm $ALIVE_CONFIRM 2>&1)
+		check_err $? "apply $b --confirm $ALIVE_CONFIRM: $out"
+		pid=$(keeper $ALIVE_CONFIRM)
 		[ "$(tc_state $DEV)" != "$t0" ]
 		check_err $? "$b did not change tc"
-		sleep 4
+		sleep $((ALIVE_CONFIRM + 2))
 		# A loaded machine may still be running the keeper's rollback.
 		for i in $(seq 50); do
 			[ -n "$pid" ] && [ -e "/proc/$pid" ] || break
@@ -367,7 +372,7 @@ test_confirm()
 		check_err $? "keeper '$pid' still there"
 		out=$(same "$A_IDS" "$(state $DEV)")
 		check_err $? "$out"
-		log_test "apply $b --confirm 2, keeper alive: rolls back to A by itself"
+		log_test "apply $b --confirm $ALIVE_CONFIRM, keeper alive: rolls back to A by itself"
 	done
 }
 
