@@ -265,12 +265,14 @@ test_force()
 	log_test "qosctl's egress program replaced: apply works after remove --force"
 }
 
-# stopped PID: wait up to 10 s for PID to be stopped (state T).
+# stopped PID: wait up to 10 s (60 s under emulation) for PID to be
+# stopped (state T).
 stopped()
 {
-	local i
+	local i n=100
 
-	for ((i = 0; i < 100; i++)); do
+	[ "$KSFT_MACHINE_SLOW" = yes ] && n=600
+	for ((i = 0; i < n; i++)); do
 		[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
 		sleep 0.1
 	done
@@ -281,9 +283,10 @@ stopped()
 # reaped), so that a hang fails the check rather than the whole test.
 ended()
 {
-	local i st
+	local i st n=200
 
-	for ((i = 0; i < 200; i++)); do
+	[ "$KSFT_MACHINE_SLOW" = yes ] && n=1200
+	for ((i = 0; i < n; i++)); do
 		st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
 		[ -z "$st" ] || [ "$st" = Z ] && return 0
 		sleep 0.1
