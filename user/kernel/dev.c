@@ -252,8 +252,18 @@ int qos_dev_relock(struct qos_dev *dev, char *err, size_t errlen)
 
 void qos_dev_forget(struct qos_dev *dev)
 {
-	if (dev->lock_fd >= 0)
-		qos_dev_file_unlink(dev, "lock");
+	struct stat held, now;
+	char name[64];
+
+	/* Only the file this process locked: once unlinked, the name may
+	 * already be another process's new lock file, and unlinking that
+	 * would let a third process lock a third file beside it. */
+	if (dev->lock_fd < 0 || fstat(dev->lock_fd, &held))
+		return;
+	file_name(dev, "lock", name, sizeof(name));
+	if (!fstatat(dev->run_fd, name, &now, AT_SYMLINK_NOFOLLOW) &&
+	    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+		unlinkat(dev->run_fd, name, 0);
 }
 
 int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen)
