@@ -16,6 +16,8 @@
 #   VMCHECK_TIMEOUT  seconds one VM may run before it is killed (default 2400)
 #   VMCHECK_MEMORY   guest memory (default 2G)
 #   VMCHECK_CPUS     guest CPUs (default 2)
+#   VMCHECK_SUITE    vm (default): the suites whose outcome depends on the
+#                    kernel (VM_TEST_PROGS in selftests/Makefile), or all
 #
 # KVM is not available on the build machines: the VMs run under TCG
 # emulation, so the guest exports KSFT_MACHINE_SLOW=yes. The host
@@ -32,7 +34,7 @@
 # or 0 if every kernel passed.
 #
 # The same script runs inside the guest as `vmcheck.sh --guest OUTPUT_DIR
-# SHARED_DIR`: it loads modules, mounts bpffs, checks network namespaces,
+# SHARED_DIR SUITE`: it loads modules, mounts bpffs, checks network namespaces,
 # then runs the tests.
 
 set -u
@@ -100,7 +102,7 @@ guest_setup()
 
 guest_main()
 {
-	local out=$1 share=$2 tmp=/run/vmcheck-tmp cmd rc splat
+	local out=$1 share=$2 suite=$3 tmp=/run/vmcheck-tmp cmd rc splat
 
 	echo "vmcheck: guest kernel $(uname -r), $(nproc) CPUs," \
 	     "$(awk '/^MemTotal/ { print int($2 / 1024) }' /proc/meminfo) MiB"
@@ -116,7 +118,7 @@ guest_main()
 	# 1 on failure) comes through instead of make's 2. The host checked
 	# that the build is current, so the recipe is all make would run.
 	cmd=$(make -n -s --no-print-directory -C selftests run_tests \
-		OUTPUT="$out/selftests" TOP_OUTPUT="$out") || exit 1
+		OUTPUT="$out/selftests" TOP_OUTPUT="$out" SUITE="$suite") || exit 1
 	case $cmd in
 	*run_tests.sh*) ;;
 	*) echo "vmcheck: unexpected run_tests recipe: $cmd"; exit 1 ;;
@@ -139,8 +141,8 @@ guest_main()
 }
 
 if [ "${1:-}" = "--guest" ]; then
-	[ $# -eq 3 ] || die "usage: $0 --guest OUTPUT_DIR SHARED_DIR"
-	guest_main "$2" "$3"
+	[ $# -eq 4 ] || die "usage: $0 --guest OUTPUT_DIR SHARED_DIR SUITE"
+	guest_main "$2" "$3" "$4"
 fi
 
 # --- host side -------------------------------------------------------------
@@ -208,7 +210,7 @@ run_kernel()
 		exec timeout -k 30 "$vm_timeout" \
 			vng --run "$img" --disable-kvm --cpus "$vm_cpus" \
 			    --memory "$vm_memory" --name vmcheck --cwd "$top" \
-			    --rwdir="$dir" -- "$self" --guest "$out" "$dir"
+			    --rwdir="$dir" -- "$self" --guest "$out" "$dir" "$vm_suite"
 	} </dev/null 2>&1 | tee "$log" &
 	wait $!
 	rc=$?
@@ -258,6 +260,8 @@ out=${out%/}
 vm_timeout=${VMCHECK_TIMEOUT:-2400}
 vm_memory=${VMCHECK_MEMORY:-2G}
 vm_cpus=${VMCHECK_CPUS:-2}
+vm_suite=${VMCHECK_SUITE:-vm}
+case $vm_suite in vm|all) ;; *) die "VMCHECK_SUITE must be vm or all, not '$vm_suite'" ;; esac
 
 command -v vng >/dev/null 2>&1 ||
 	die "vng (virtme-ng) is not installed: run scripts/install-deps.sh --vm"
