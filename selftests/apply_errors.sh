@@ -94,7 +94,7 @@ line_of()
 }
 
 require_root
-require_cmd jq tc nsenter
+require_cmd jq tc nsenter setpriv
 if [ ! -x "$QOSCTL" ]; then
 	echo "SKIP: $QOSCTL is not built (make)"
 	exit $ksft_skip
@@ -187,6 +187,24 @@ apply_fails "missing rate" "$D1" "rate" -- pip-20pct dev "$D1"
 apply_fails "rate that is not a rate" "$D1" "fast" -- pip-20pct dev "$D1" rate fast
 apply_fails "unknown profile" "$D1" "no-such-profile" -- \
 	no-such-profile dev "$D1" rate 100mbit
+# Refused by the kernel rather than missing from it: root without CAP_BPF
+# and CAP_SYS_ADMIN (a container), or without CAP_SYS_ADMIN alone (no
+# scratch namespace for the qdisc probe), is told so, not that the kernel
+# lacks BPF or HTB.
+nocap()
+{
+	cat >"$TMP/qosctl-no-$1" <<-EOF
+	#!/bin/sh
+	exec setpriv --bounding-set=$2 --inh-caps=$2 -- "$QOSCTL" "\$@"
+	EOF
+	chmod +x "$TMP/qosctl-no-$1"
+	echo "$TMP/qosctl-no-$1"
+}
+QOSCTL=$(nocap bpf -bpf,-sys_admin) apply_fails "without CAP_BPF: a permission error" "$D1" \
+	"cannot load a BPF program: Operation not permitted" -- pip-20pct dev "$D1" rate 100mbit
+QOSCTL=$(nocap admin -sys_admin) apply_fails "without CAP_SYS_ADMIN: a permission error" "$D1" \
+	"cannot probe the kernel's qdiscs in a scratch network namespace: Operation not permitted" -- \
+	pip-20pct dev "$D1" rate 100mbit
 apply_fails "foreign root qdisc (htb 5:) is not replaced" "$D2" "$D2" "5:" -- \
 	pip-20pct dev "$D2" rate 100mbit
 

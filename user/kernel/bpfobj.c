@@ -105,16 +105,33 @@ int qos_progs_dup(const struct qos_progs *src, struct qos_progs *dst)
 
 int qos_check_env(char *err, size_t errlen)
 {
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd, ret;
+
 	if (geteuid() != 0) {
 		snprintf(err, errlen, "must be run as root (CAP_NET_ADMIN and CAP_BPF)");
 		return -EPERM;
 	}
-	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SCHED_CLS, NULL) != 1) {
+	/* Load `return TC_ACT_OK` rather than ask libbpf's probe, which
+	 * reads a refusal as "not supported": EPERM (a security module,
+	 * lockdown, root without CAP_BPF/CAP_SYS_ADMIN in a container) is
+	 * not a missing kernel feature and must not be reported as one. */
+	fd = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, NULL, "GPL", insns, ARRAY_SIZE(insns), NULL);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	ret = -errno;
+	if (ret == -EINVAL || ret == -ENOSYS) {
 		snprintf(err, errlen,
 			 "the kernel lacks BPF tc programs (CONFIG_BPF_SYSCALL, CONFIG_NET_CLS_BPF)");
 		return -EOPNOTSUPP;
 	}
-	return 0;
+	snprintf(err, errlen, "cannot load a BPF program: %s", strerror(-ret));
+	return ret;
 }
 
 uint64_t qos_obj_hash(void)

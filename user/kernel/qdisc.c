@@ -141,7 +141,13 @@ static int probe_qdisc(struct nl_sock *sk, const char *kind, uint32_t handle)
  * costs tens of milliseconds, most of an apply. */
 static const char *const probe_kinds[] = { "htb", "fq_codel", "prio", "tbf" };
 
-bool qos_qdisc_available(const char *kind)
+/* 1 if this kernel has the qdisc @kind, 0 if not, -errno if the probe
+ * itself could not run (no CAP_SYS_ADMIN for a namespace, say): that must
+ * not read as a missing qdisc. The probe child exits with the kinds' bits,
+ * or with PROBE_FAILED and the errno in the low bits. */
+#define PROBE_FAILED 0x80
+
+int qos_qdisc_available(const char *kind)
 {
 	static int avail = -1;
 	unsigned int i;
@@ -152,30 +158,40 @@ bool qos_qdisc_available(const char *kind)
 		if (!strcmp(probe_kinds[i], kind))
 			break;
 	if (i == ARRAY_SIZE(probe_kinds))
-		return false;
-	if (avail >= 0)
-		return avail & 1 << i;
+		return 0;
+	if (avail < 0) {
+		pid = fork();
+		if (pid == 0) {
+			struct nl_sock *sk = NULL;
+			unsigned int k, bits = 0;
+			int ret = 0;
 
-	pid = fork();
-	if (pid == 0) {
-		struct nl_sock *sk = NULL;
-		unsigned int k, bits = 0;
-
-		if (unshare(CLONE_NEWNET) || qos_nl_open(&sk))
-			_exit(0);
-		/* lo is ifindex 1 in every new namespace; each probe replaces
-		 * the root the one before left, under a handle of its own (a
-		 * qdisc cannot be replaced by one of another kind under the
-		 * same handle). */
-		for (k = 0; k < ARRAY_SIZE(probe_kinds); k++)
-			if (!probe_qdisc(sk, probe_kinds[k], (k + 1) << 16))
-				bits |= 1U << k;
-		_exit(bits);
+			if (unshare(CLONE_NEWNET))
+				ret = errno;
+			else
+				ret = -qos_nl_open(&sk);
+			if (ret)
+				_exit(PROBE_FAILED | (ret & 0x7f));
+			/* lo is ifindex 1 in every new namespace; each probe
+			 * replaces the root the one before left, under a handle
+			 * of its own (a qdisc cannot be replaced by one of
+			 * another kind under the same handle). */
+			for (k = 0; k < ARRAY_SIZE(probe_kinds); k++)
+				if (!probe_qdisc(sk, probe_kinds[k], (k + 1) << 16))
+					bits |= 1U << k;
+			_exit(bits);
+		}
+		if (pid < 0)
+			return -errno;
+		if (waitpid(pid, &status, 0) < 0)
+			return -errno;
+		if (!WIFEXITED(status))
+			return -ECHILD;
+		if (WEXITSTATUS(status) & PROBE_FAILED)
+			return -(WEXITSTATUS(status) & ~PROBE_FAILED) ?: -EIO;
+		avail = WEXITSTATUS(status);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return false;
-	avail = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-	return avail & 1 << i;
+	return !!(avail & 1 << i);
 }
 
 int qos_root_read(int ifindex, struct qos_root_info *ri)

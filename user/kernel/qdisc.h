@@ -38,7 +38,7 @@ void qos_nl_close(struct nl_sock *sk);
  * loopback device of a throw-away network namespace, so nothing the host
  * sees changes. Cached per process.
  */
-bool qos_qdisc_available(const char *kind);
+int qos_qdisc_available(const char *kind);
 
 int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri);
 /* The same on a netlink socket of its own. */

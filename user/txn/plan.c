@@ -22,20 +22,32 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 		     uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
 {
 	bool tree = p->sched != QOS_SCHED_NONE;
-	bool have_fq_codel = tree && qos_qdisc_available("fq_codel");
+	int have_htb = 0, have_fq_codel = 0, have_prio = 0, have_tbf = 0;
 	unsigned int i;
 
-	if (tree && !qos_qdisc_available("htb")) {
+	if (tree) {
+		have_htb = qos_qdisc_available("htb");
+		have_fq_codel = qos_qdisc_available("fq_codel");
+		have_prio = qos_qdisc_available("prio");
+		have_tbf = qos_qdisc_available("tbf");
+	}
+	if (have_htb < 0) {
+		snprintf(err, errlen,
+			 "cannot probe the kernel's qdiscs in a scratch network namespace: %s",
+			 strerror(-have_htb));
+		return have_htb;
+	}
+	if (tree && !have_htb) {
 		snprintf(err, errlen, "the kernel lacks the HTB qdisc (CONFIG_NET_SCH_HTB)");
 		return -EOPNOTSUPP;
 	}
-	if (p->sched == QOS_SCHED_PRIO && !qos_qdisc_available("prio")) {
+	if (p->sched == QOS_SCHED_PRIO && !have_prio) {
 		snprintf(err, errlen,
 			 "%s: scheduler prio: this kernel lacks the PRIO qdisc (sch_prio, CONFIG_NET_SCH_PRIO)",
 			 p->path);
 		return -EOPNOTSUPP;
 	}
-	if (p->sched != QOS_SCHED_HTB && tree && !qos_qdisc_available("tbf")) {
+	if (p->sched != QOS_SCHED_HTB && tree && !have_tbf) {
 		snprintf(err, errlen,
 			 "%s: scheduler %s: this kernel lacks the TBF qdisc (sch_tbf, CONFIG_NET_SCH_TBF)",
 			 p->path, qos_sched_name(p->sched));
