@@ -230,11 +230,14 @@ struct qos_rule_set {
  * fwmark users keep their bits. classid[]: the qdisc class (major:minor, as
  * in skb->priority) a class is queued in on this interface's egress.
  */
+/* qos_cfg.flags */
+#define QOS_CFG_F_WASH	(1U << 0)	/* egress: DSCP 0 unless the class remarks */
+
 struct qos_cfg {
 	__u32 mark_mask;
 	__u32 mark_shift;
 	__u32 default_class;
-	__u32 flags;
+	__u32 flags;		/* QOS_CFG_F_* */
 	__u32 classid[QOS_MAX_CLASSES];
 	__u8 dscp_class[QOS_TABLE_MAX][QOS_DSCP_MAX];
 	__u32 rules;		/* QOS_RULES_*: which rule tables to look up */

@@ -11,6 +11,9 @@
  *
  * skb->priority and not the mark is what reaches the qdisc: the class in the
  * mark is router-wide, the major:minor is this interface's tree.
+ *
+ * The DSCP is rewritten last, after the class is chosen: a class's egress
+ * remark, or DSCP 0 for every class when the device washes.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -76,6 +79,10 @@ int qos_egress(struct __sk_buff *skb)
 		skb->priority = cfg->classid[cls];
 	verdict = QOS_V_PASS;
 	remark = cfg->egress_remark[pkt.table & 1][cls];
+	/* Wash (CAKE's term): the DSCP has done its work here, the next
+	 * domain gets 0. The class, and a class's own egress remark, stay. */
+	if (!(remark & QOS_REMARK_F) && (cfg->flags & QOS_CFG_F_WASH))
+		remark = QOS_REMARK_F;
 	if ((remark & QOS_REMARK_F) && pkt.dscp != (remark & (QOS_DSCP_MAX - 1)) &&
 	    !qos_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
 		verdict = QOS_V_REMARK;

@@ -22,6 +22,8 @@
 #include <linux/pkt_cls.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -41,6 +43,7 @@ static uint32_t classid(uint32_t cls)
 	return 0x10000 | (0x10 + cls);
 }
 
+/* @profile: a name in tc-profiles/, or a path. */
 static struct qos *load(const char *profile)
 {
 	static struct qos_profile prof;
@@ -51,7 +54,10 @@ static struct qos *load(const char *profile)
 	skel = qos__open_and_load();
 	if (!skel)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/tc-profiles/%s", QOS_SRCDIR, profile);
+	if (strchr(profile, '/'))
+		snprintf(path, sizeof(path), "%s", profile);
+	else
+		snprintf(path, sizeof(path), "%s/tc-profiles/%s", QOS_SRCDIR, profile);
 	if (qos_profile_load(path, &prof, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		qos__destroy(skel);
@@ -160,6 +166,108 @@ TEST(nd_without_nd_class)
 	pkt_run(bpf_program__fd(skel->progs.qos_egress), &p, 0, &r);
 	EXPECT_EQ(classid(CLS_PIP), r.ctx.priority);
 	qos__destroy(skel);
+}
+
+/* build PKT: Ethernet, IPv4 or IPv6 with DSCP @dscp and ECN @ecn, UDP
+ * payload; the flow label is fixed so that it can be checked kept. */
+static size_t build_udp(struct pkt *p, int v6, uint8_t dscp, uint8_t ecn)
+{
+	size_t l3;
+
+	pkt_init(p);
+	pkt_eth(p);
+	l3 = p->len;
+	if (v6)
+		pkt_ipv6(p, dscp << 2 | ecn, 0xabcde, IPPROTO_UDP);
+	else
+		pkt_ipv4(p, dscp << 2 | ecn, IPPROTO_UDP, 0);
+	pkt_payload(p, 40);
+	pkt_end(p, l3);
+	return l3;
+}
+
+static const char wash_profile[] =
+	"[profile]\nscheduler = htb\ndefault = be\nwash = %s\n"
+	"[class pip]\nid = 2\ndscp = 46\npriority = 0\nrate = 20%%\nceil = 20%%\n"
+	"[class be]\nid = 3\npriority = 1\nrate = 70%%\n"
+	"[class lbe]\nid = 4\ndscp = 8\npriority = 2\nrate = 10%%\negress-remark = 10\n";
+
+/*
+ * wash = yes: every class leaves with DSCP 0 after it was classified (the
+ * qdisc class is kept), ECN and the flow label kept, the IPv4 checksum
+ * valid; a class's own egress remark wins; a packet already at 0 is not
+ * rewritten nor counted as remarked; the class in the mark (set at ingress)
+ * is what is queued, whatever the DSCP. wash = no leaves every DSCP alone.
+ */
+TEST(wash)
+{
+	static const struct {
+		uint8_t dscp_in;
+		uint32_t mark_cls;	/* class stamped at ingress, 0: none */
+		uint32_t cls;
+		uint8_t dscp_out[2];	/* wash = no, wash = yes */
+		uint32_t verdict[2];
+	} cases[] = {
+		{ 46, 0, CLS_PIP, { 46, 0 }, { QOS_V_PASS, QOS_V_REMARK } },
+		{ 8, 0, 4, { 10, 10 }, { QOS_V_REMARK, QOS_V_REMARK } },
+		{ 0, 0, CLS_BE, { 0, 0 }, { QOS_V_PASS, QOS_V_PASS } },
+		{ 26, 0, CLS_BE, { 26, 0 }, { QOS_V_PASS, QOS_V_REMARK } },
+		{ 10, CLS_PIP, CLS_PIP, { 10, 0 }, { QOS_V_PASS, QOS_V_REMARK } },
+	};
+	char path[] = "/tmp/qos-wash-XXXXXX";
+	static struct run_result r;
+	static struct pkt p, want;
+	int egress, ecn, v6, fd, w;
+	struct qos *skel;
+	unsigned int i;
+	uint64_t expect[QOS_MAX_CLASSES][2][QOS_V_MAX];
+	size_t l3;
+	FILE *f;
+
+	for (w = 0; w < 2; w++) {
+		fd = mkstemp(path);
+		ASSERT_LE(0, fd);
+		f = fdopen(fd, "w");
+		ASSERT_NE(NULL, f);
+		fprintf(f, wash_profile, w ? "yes" : "no");
+		fclose(f);
+		skel = load(path);
+		unlink(path);
+		strcpy(path, "/tmp/qos-wash-XXXXXX");
+		ASSERT_NE(NULL, skel);
+		egress = bpf_program__fd(skel->progs.qos_egress);
+		memset(expect, 0, sizeof(expect));
+
+		for (i = 0; i < ARRAY_SIZE(cases); i++) {
+			for (v6 = 0; v6 < 2; v6++) {
+				for (ecn = 0; ecn < 4; ecn++) {
+					l3 = build_udp(&p, v6, cases[i].dscp_in, ecn);
+					build_udp(&want, v6, cases[i].dscp_out[w], ecn);
+					pkt_run(egress, &p, cases[i].mark_cls << MARK_SHIFT, &r);
+					ASSERT_EQ(0, r.err);
+					EXPECT_EQ(TC_ACT_UNSPEC, r.retval);
+					EXPECT_EQ(classid(cases[i].cls), r.ctx.priority);
+					ASSERT_EQ(want.len, r.out_len);
+					EXPECT_EQ(0, memcmp(want.buf, r.out, want.len))
+						TH_LOG("wash %d case %u %s ecn %d: not the packet with DSCP %u",
+						       w, i, v6 ? "ipv6" : "ipv4", ecn,
+						       cases[i].dscp_out[w]);
+					if (!v6)
+						EXPECT_EQ(0, ip_csum(r.out + l3, 20));
+					expect[cases[i].cls][v6][cases[i].verdict[w]]++;
+				}
+			}
+		}
+		for (i = 1; i <= 4; i++)
+			for (v6 = 0; v6 < 2; v6++)
+				for (ecn = 0; ecn < QOS_V_MAX; ecn++)
+					EXPECT_EQ(expect[i][v6][ecn],
+						  count(skel, QOS_DIR_EGRESS, i,
+							v6 ? QOS_FAM_IPV6 : QOS_FAM_IPV4, ecn))
+						TH_LOG("wash %d class %u %s verdict %d", w, i,
+						       v6 ? "ipv6" : "ipv4", ecn);
+		qos__destroy(skel);
+	}
 }
 
 TEST(border_remark)

@@ -258,6 +258,12 @@ static int parse_leaf(const char *v, enum qos_leaf *leaf)
 	return -EINVAL;
 }
 
+static int parse_yes_no(const char *v, bool *yes)
+{
+	*yes = !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1");
+	return *yes || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") ? 0 : -EINVAL;
+}
+
 static int handle_profile_key(struct parse_ctx *c, const char *key, const char *v)
 {
 	struct qos_profile *p = c->p;
@@ -310,6 +316,10 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 		p->nonip_line = c->line;
 	} else if (!strcmp(key, "priority-max")) {
 		return parse_bw(c, key, v, &p->priority_max);
+	} else if (!strcmp(key, "wash")) {
+		if (parse_yes_no(v, &p->wash))
+			return fail(c, key, "'%s' is not yes or no", v);
+		p->wash_line = c->line;
 	} else {
 		return fail(c, key, "unknown key in [profile]");
 	}
@@ -380,9 +390,9 @@ static int handle_class_key(struct parse_ctx *c, struct qos_class_spec *cl,
 			cl->remark[QOS_TABLE_IPV6] = QOS_REMARK_F | d;
 		cl->remark_line = c->line;
 	} else if (!strcmp(key, "bounded") || !strcmp(key, "isolated")) {
-		bool yes = !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1");
+		bool yes;
 
-		if (!yes && strcmp(v, "no") && strcmp(v, "false") && strcmp(v, "0"))
+		if (parse_yes_no(v, &yes))
 			return fail(c, key, "'%s' is not yes or no", v);
 		if (!strcmp(key, "bounded"))
 			cl->bounded = yes;
@@ -816,6 +826,8 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 	cfg->mark_mask = p->mark_mask;
 	cfg->mark_shift = __builtin_ctz(p->mark_mask);
 	cfg->default_class = def->id;
+	if (p->wash)
+		cfg->flags |= QOS_CFG_F_WASH;
 	for (t = 0; t < QOS_TABLE_MAX; t++)
 		for (d = 0; d < QOS_DSCP_MAX; d++)
 			cfg->dscp_class[t][d] = def->id;

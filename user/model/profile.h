@@ -66,6 +66,8 @@ struct qos_profile {
 	char nonip_class[QOS_CLASS_NAME_LEN];	/* ARP and other non-IP */
 	int nonip_line;
 	struct qos_bw priority_max;	/* bound on classes served before the default */
+	bool wash;			/* egress DSCP 0 after classification */
+	int wash_line;
 };
 
 /* A class with its rates resolved against the link rate. */
