@@ -248,6 +248,9 @@ struct qos_cfg {
 	 * are not IP (ARP). 0 leaves them to the DSCP table / qdisc default. */
 	__u32 nd_class;
 	__u32 nonip_class;
+	/* Pure TCP ACKs of the default class, 0 = none (an asymmetric link's
+	 * upstream). */
+	__u32 ack_class;
 	/* Egress rewrite per family and class (a domain border downgrading
 	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
 	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];

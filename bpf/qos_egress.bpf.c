@@ -73,7 +73,7 @@ int qos_egress(struct __sk_buff *skb)
 			return TC_ACT_UNSPEC;
 		}
 		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) :
-			     qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
+			     qos_classify_pkt(skb, cfg, &pkt);
 	}
 	if (cfg->classid[cls])
 		skb->priority = cfg->classid[cls];

@@ -47,7 +47,7 @@ int qos_ingress(struct __sk_buff *skb)
 		cls = rule->class_id & (QOS_MAX_CLASSES - 1);
 		policer = rule->policer;
 	} else {
-		cls = qos_classify_nd(skb, cfg, &pkt, qos_classify_dscp(cfg, &pkt));
+		cls = qos_classify_pkt(skb, cfg, &pkt);
 	}
 	/* A rule without a policer of its own is policed with its class. */
 	if (!policer)

@@ -71,6 +71,30 @@ static struct qos *load(const char *profile)
 	return skel;
 }
 
+/* load() a profile written from @fmt with one string argument. */
+static struct qos *load_text(const char *fmt, const char *arg)
+{
+	char path[] = "/tmp/qos-profile-XXXXXX";
+	struct qos *skel;
+	FILE *f;
+	int fd;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	fprintf(f, fmt, arg);
+	fclose(f);
+	skel = load(path);
+	unlink(path);
+	return skel;
+}
+
 static uint64_t count(struct qos *skel, uint32_t dir, uint32_t cls, uint32_t fam,
 		      uint32_t verdict)
 {
@@ -214,26 +238,16 @@ TEST(wash)
 		{ 26, 0, CLS_BE, { 26, 0 }, { QOS_V_PASS, QOS_V_REMARK } },
 		{ 10, CLS_PIP, CLS_PIP, { 10, 0 }, { QOS_V_PASS, QOS_V_REMARK } },
 	};
-	char path[] = "/tmp/qos-wash-XXXXXX";
 	static struct run_result r;
 	static struct pkt p, want;
-	int egress, ecn, v6, fd, w;
+	int egress, ecn, v6, w;
 	struct qos *skel;
 	unsigned int i;
 	uint64_t expect[QOS_MAX_CLASSES][2][QOS_V_MAX];
 	size_t l3;
-	FILE *f;
 
 	for (w = 0; w < 2; w++) {
-		fd = mkstemp(path);
-		ASSERT_LE(0, fd);
-		f = fdopen(fd, "w");
-		ASSERT_NE(NULL, f);
-		fprintf(f, wash_profile, w ? "yes" : "no");
-		fclose(f);
-		skel = load(path);
-		unlink(path);
-		strcpy(path, "/tmp/qos-wash-XXXXXX");
+		skel = load_text(wash_profile, w ? "yes" : "no");
 		ASSERT_NE(NULL, skel);
 		egress = bpf_program__fd(skel->progs.qos_egress);
 		memset(expect, 0, sizeof(expect));
@@ -266,6 +280,126 @@ TEST(wash)
 							v6 ? QOS_FAM_IPV6 : QOS_FAM_IPV4, ecn))
 						TH_LOG("wash %d class %u %s verdict %d", w, i,
 						       v6 ? "ipv6" : "ipv4", ecn);
+		qos__destroy(skel);
+	}
+}
+
+/* A TCP segment with @flags and @payload bytes over @shape: 0 IPv4, 1 IPv6,
+ * 2 IPv6 with a Destination Options header, 3 IPv6 in IPv4; @frag makes
+ * it a first fragment; @doff the TCP header length in words (5-15), whose
+ * options are NOPs; @cut, if not 0, ends the frame that many bytes into
+ * the TCP header. */
+static void build_tcp(struct pkt *p, int shape, uint8_t dscp, uint8_t flags, size_t payload,
+		      int frag, int doff, size_t cut)
+{
+	struct iphdr *ip = NULL;
+	uint8_t *th;
+	size_t l3;
+
+	pkt_init(p);
+	pkt_eth(p);
+	l3 = p->len;
+	if (shape == 0) {
+		ip = pkt_ipv4(p, dscp << 2, IPPROTO_TCP, 0);
+	} else {
+		if (shape == 3)
+			ip = pkt_ipv4(p, 0, IPPROTO_IPV6, 0);
+		pkt_ipv6(p, dscp << 2, 0x12345, IPPROTO_TCP);
+		if (shape == 2)
+			pkt_ipv6_ext(p, IPPROTO_DSTOPTS, 8, 0);
+		if (frag && shape != 3)
+			pkt_ipv6_ext(p, IPPROTO_FRAGMENT, 8, 1);
+	}
+	if (frag && ip)
+		ip->frag_off = htons(0x2000);
+	th = pkt_put(p, doff * 4);
+	memset(th, 0, doff * 4);
+	memset(th + 20, 1, doff * 4 - 20);
+	th[12] = doff << 4;
+	th[13] = flags;
+	pkt_payload(p, payload);
+	if (cut)
+		p->len = th - p->buf + cut;
+	pkt_end(p, l3);
+}
+
+static const char ack_profile[] =
+	"[profile]\nscheduler = htb\ndefault = be\n%s\n"
+	"[class pip]\nid = 2\ndscp = 46\npriority = 0\nrate = 20%%\nceil = 20%%\n"
+	"[class ack]\nid = 5\npriority = 0\nrate = 5%%\nceil = 10%%\n"
+	"[class be]\nid = 3\npriority = 1\nrate = 65%%\n"
+	"[class lbe]\nid = 4\ndscp = 8\npriority = 2\nrate = 10%%\n";
+
+/*
+ * ack-class: pure TCP ACKs of the default class, IPv4, IPv6 (with and
+ * without an extension header) and 6in4, at both hooks; anything else
+ * about the segment (payload, SYN, FIN, RST, no ACK, a fragment, a header
+ * cut short, a DSCP of another class, UDP) keeps its class. Without
+ * ack-class nothing moves.
+ */
+TEST(ack_class)
+{
+	static const struct {
+		const char *what;
+		uint8_t dscp, flags;
+		size_t payload;
+		int frag, doff, udp;
+		size_t cut;
+		uint32_t cls;
+	} cases[] = {
+		{ "pure ack", 0, 0x10, 0, 0, 5, 0, 0, 5 },
+		{ "ack with psh, no data", 0, 0x18, 0, 0, 5, 0, 0, 5 },
+		{ "ack with sack options", 0, 0x10, 0, 0, 15, 0, 0, 5 },
+		{ "ack with one byte", 0, 0x10, 1, 0, 5, 0, 0, CLS_BE },
+		{ "syn-ack", 0, 0x12, 0, 0, 5, 0, 0, CLS_BE },
+		{ "fin-ack", 0, 0x11, 0, 0, 5, 0, 0, CLS_BE },
+		{ "rst-ack", 0, 0x14, 0, 0, 5, 0, 0, CLS_BE },
+		{ "no ack flag", 0, 0x00, 0, 0, 5, 0, 0, CLS_BE },
+		{ "ack in pip", 46, 0x10, 0, 0, 5, 0, 0, CLS_PIP },
+		{ "ack in lbe", 8, 0x10, 0, 0, 5, 0, 0, 4 },
+		{ "first fragment", 0, 0x10, 0, 1, 5, 0, 0, CLS_BE },
+		{ "header cut short", 0, 0x10, 0, 0, 5, 0, 10, CLS_BE },
+		{ "udp", 0, 0x10, 0, 0, 5, 1, 0, CLS_BE },
+	};
+	static const char *const shapes[] = { "ipv4", "ipv6", "ipv6+dstopts", "6in4" };
+	static struct run_result r;
+	static struct pkt p;
+	int prog[2], shape, with, d;
+	struct qos *skel;
+	unsigned int i;
+	uint32_t want;
+
+	for (with = 0; with < 2; with++) {
+		skel = load_text(ack_profile, with ? "ack-class = ack" : "");
+		ASSERT_NE(NULL, skel);
+		prog[0] = bpf_program__fd(skel->progs.qos_ingress);
+		prog[1] = bpf_program__fd(skel->progs.qos_egress);
+
+		for (i = 0; i < ARRAY_SIZE(cases); i++) {
+			for (shape = 0; shape < 4; shape++) {
+				build_tcp(&p, shape, cases[i].dscp, cases[i].flags, cases[i].payload,
+					  cases[i].frag, cases[i].doff, cases[i].cut);
+				if (cases[i].udp)
+					p.buf[shape == 0 ? p.l3 + 9 : p.nexthdr] = IPPROTO_UDP;
+				want = cases[i].cls == 5 && !with ? CLS_BE : cases[i].cls;
+				for (d = 0; d < 2; d++) {
+					pkt_run(prog[d], &p, 0, &r);
+					ASSERT_EQ(0, r.err);
+					EXPECT_EQ(TC_ACT_UNSPEC, r.retval);
+					if (d == 0) {
+						EXPECT_EQ(want << MARK_SHIFT, r.ctx.mark)
+							TH_LOG("ack-class %s: %s over %s: ingress mark 0x%x",
+							       with ? "on" : "off", cases[i].what,
+							       shapes[shape], r.ctx.mark);
+					} else {
+						EXPECT_EQ(classid(want), r.ctx.priority)
+							TH_LOG("ack-class %s: %s over %s: egress priority 0x%x",
+							       with ? "on" : "off", cases[i].what,
+							       shapes[shape], r.ctx.priority);
+					}
+				}
+			}
+		}
 		qos__destroy(skel);
 	}
 }

@@ -82,6 +82,13 @@ base | sed 's/^ceil = 20%$/ceil = 20%\nbounded = yes/; s/^rate = 20%$/rate = 10%
 	check_case "both burst and maxburst" 100mbit "16: maxburst: [class be] sets both burst and maxburst"
 base | sed 's/^default = be$/default = be\nnd-class = nc/' |
 	check_case "an nd-class that is not a class" 100mbit "3: nd-class: no class named 'nc'"
+base | sed 's/^default = be$/default = be\nack-class = acks/' |
+	check_case "an ack-class that is not a class" 100mbit "3: ack-class: no class named 'acks'"
+base | sed 's/^default = be$/default = be\nack-class = be/' |
+	check_case "the default class as ack-class" 100mbit \
+		"3: ack-class: 'be' is the default class, where ACKs already are"
+base | sed 's/^default = be$/default = be\nwash = maybe/' |
+	check_case "a wash that is not yes or no" 100mbit "3: wash: 'maybe' is not yes or no"
 base | sed 's/^ceil = 20%$/ceil = 200mbit/' |
 	check_case "a ceil above the link" 100mbit "9: ceil: [class pip] ceil 200mbit exceeds the link rate 100mbit"
 base | sed 's/^default = be$/default = be\nscheduler = prio/; s/^ceil = 20%$/ceil = 20%\nmaxburst = 4/' |

@@ -89,4 +89,52 @@ static __always_inline __u32 qos_classify_nd(struct __sk_buff *skb, const struct
 	return cfg->nd_class & (QOS_MAX_CLASSES - 1);
 }
 
+#define QOS_TCP_FIN	0x01
+#define QOS_TCP_SYN	0x02
+#define QOS_TCP_RST	0x04
+#define QOS_TCP_ACK	0x10
+
+/*
+ * Pure TCP acknowledgements (ACK set; no SYN, FIN or RST; no payload; not a
+ * fragment) of the default class into the ACK class, both families and the
+ * inner IPv6 of 6in4. On an asymmetric link the ACKs of a download queue
+ * behind the upload and hold the download back (sqm-scripts and CAKE's
+ * ack-filter address the same problem). Only the default class: an ACK
+ * whose DSCP put it in a class of its own stays there. A header that cannot
+ * be read leaves the class as it is.
+ */
+static __always_inline __u32 qos_classify_ack(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					      struct qos_pkt *pkt, __u32 cls)
+{
+	__u32 hlen;
+	__u8 th[2];
+
+	if (!cfg->ack_class || cls != (cfg->default_class & (QOS_MAX_CLASSES - 1)))
+		return cls;
+	if (pkt->table == QOS_TABLE_IPV6 && !pkt->l4_off && qos_ipv6_is_ext(pkt->proto) &&
+	    qos_parse_ipv6_ext(skb, pkt) != QOS_UNP_NONE)
+		return cls;
+	if (pkt->proto != IPPROTO_TCP || !pkt->l4_off)
+		return cls;
+	/* Data offset and flags: bytes 12 and 13 of the TCP header. */
+	if (bpf_skb_load_bytes(skb, pkt->l4_off + 12, th, sizeof(th)))
+		return cls;
+	hlen = (th[0] >> 4) * 4;
+	if (hlen < 20 || pkt->l4_off + hlen != pkt->l3_end)
+		return cls;
+	if ((th[1] & (QOS_TCP_ACK | QOS_TCP_SYN | QOS_TCP_FIN | QOS_TCP_RST)) != QOS_TCP_ACK)
+		return cls;
+	return cfg->ack_class & (QOS_MAX_CLASSES - 1);
+}
+
+/* The class of a packet no rule matched: its DSCP / Traffic Class, then
+ * the profile's ND and ACK classes. */
+static __always_inline __u32 qos_classify_pkt(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					      struct qos_pkt *pkt)
+{
+	__u32 cls = qos_classify_nd(skb, cfg, pkt, qos_classify_dscp(cfg, pkt));
+
+	return qos_classify_ack(skb, cfg, pkt, cls);
+}
+
 #endif /* __QOS_LIB_CLASSIFY_H */

@@ -67,7 +67,18 @@ struct qos_pkt {
 	__u8 dscp;
 	__u8 proto;		/* IPv4 protocol / IPv6 next header, upper-layer
 				 * protocol once qos_parse_ipv6_ext() ran */
+	__u8 pad[3];
+	__u32 l4_off;		/* header of pkt->proto in an unfragmented
+				 * packet; 0: a fragment, or IPv6 extension
+				 * headers not walked yet */
 };
+
+/* The extension headers qos_parse_ipv6_ext() follows. */
+static __always_inline int qos_ipv6_is_ext(__u8 nh)
+{
+	return nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_DSTOPTS ||
+	       nh == IPPROTO_FRAGMENT || nh == IPPROTO_AH;
+}
 
 /*
  * A packet whose length field runs past the end of the frame is truncated;
@@ -97,6 +108,7 @@ static __always_inline int qos_parse_ipv6(void *data, void *data_end, __u32 off,
 	pkt->dscp = (vtc >> 22) & 0x3f;
 	pkt->flowlabel = vtc & QOS_FLOWLABEL_MASK;
 	pkt->proto = ip6->nexthdr;
+	pkt->l4_off = qos_ipv6_is_ext(ip6->nexthdr) ? 0 : off + sizeof(*ip6);
 	return QOS_UNP_NONE;
 }
 
@@ -120,7 +132,7 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	__u32 ihl, tot, end;
 	__u16 frag;
 	__be16 proto;
-	int i;
+	int i, ret;
 
 	if ((void *)(eth + 1) > data_end)
 		return QOS_UNP_TRUNCATED;
@@ -167,16 +179,20 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	pkt->dscp = ip4->tos >> 2;
 	pkt->proto = ip4->protocol;
 	pkt->flowlabel = 0;
+	frag = bpf_ntohs(ip4->frag_off);
+	pkt->l4_off = frag & 0x3fff ? 0 : off + ihl;
 
 	if (ip4->protocol != IPPROTO_IPV6)
 		return QOS_UNP_NONE;
 	pkt->family = QOS_FAM_IPV6IN4;
-	frag = bpf_ntohs(ip4->frag_off);
 	if (frag & 0x1fff)
 		return QOS_UNP_NONE;
 	/* A first fragment holds only part of the inner packet: its length
-	 * cannot be checked. */
-	return qos_parse_ipv6(data, data_end, off + ihl, frag & 0x2000 ? ~0U : end, len, pkt);
+	 * cannot be checked, nor its upper layer. */
+	ret = qos_parse_ipv6(data, data_end, off + ihl, frag & 0x2000 ? ~0U : end, len, pkt);
+	if (frag & 0x2000)
+		pkt->l4_off = 0;
+	return ret;
 }
 
 /* Extension headers followed to reach the upper-layer protocol. */
@@ -200,14 +216,15 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 	__u32 off = pkt->l3_off + sizeof(struct ipv6hdr);
 	__u32 len = skb->len;
 	__u8 nh = pkt->proto;
+	int frag = 0;
 	__u8 hdr[4];
 	__u32 hlen;
 	int i;
 
 	for (i = 0; i < QOS_IPV6_EXT_MAX; i++) {
-		if (nh != IPPROTO_HOPOPTS && nh != IPPROTO_ROUTING && nh != IPPROTO_DSTOPTS &&
-		    nh != IPPROTO_FRAGMENT && nh != IPPROTO_AH) {
+		if (!qos_ipv6_is_ext(nh)) {
 			pkt->proto = nh;
+			pkt->l4_off = frag ? 0 : off;
 			return QOS_UNP_NONE;
 		}
 		/* RFC 8200 4.1: Hop-by-Hop only right after the IPv6 header. */
@@ -222,8 +239,12 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 		if (nh == IPPROTO_FRAGMENT) {
 			if ((hdr[2] << 8 | hdr[3]) & 0xfff8) {
 				pkt->proto = hdr[0];
+				pkt->l4_off = 0;
 				return QOS_UNP_NONE;
 			}
+			/* A first fragment: the upper-layer header is there,
+			 * but not the whole packet. */
+			frag = 1;
 			hlen = 8;
 		} else if (nh == IPPROTO_AH) {
 			hlen = (hdr[1] + 2) * 4;
@@ -235,10 +256,10 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 		nh = hdr[0];
 		off += hlen;
 	}
-	if (nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_DSTOPTS ||
-	    nh == IPPROTO_FRAGMENT || nh == IPPROTO_AH)
+	if (qos_ipv6_is_ext(nh))
 		return QOS_UNP_EXT_CHAIN;
 	pkt->proto = nh;
+	pkt->l4_off = frag ? 0 : off;
 	return QOS_UNP_NONE;
 }
 

@@ -314,6 +314,9 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	} else if (!strcmp(key, "non-ip-class")) {
 		snprintf(p->nonip_class, sizeof(p->nonip_class), "%s", v);
 		p->nonip_line = c->line;
+	} else if (!strcmp(key, "ack-class")) {
+		snprintf(p->ack_class, sizeof(p->ack_class), "%s", v);
+		p->ack_line = c->line;
 	} else if (!strcmp(key, "priority-max")) {
 		return parse_bw(c, key, v, &p->priority_max);
 	} else if (!strcmp(key, "wash")) {
@@ -849,4 +852,6 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 		cfg->nd_class = qos_profile_class(p, p->nd_class)->id;
 	if (p->nonip_class[0])
 		cfg->nonip_class = qos_profile_class(p, p->nonip_class)->id;
+	if (p->ack_class[0])
+		cfg->ack_class = qos_profile_class(p, p->ack_class)->id;
 }

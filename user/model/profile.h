@@ -65,6 +65,8 @@ struct qos_profile {
 	int nd_line;
 	char nonip_class[QOS_CLASS_NAME_LEN];	/* ARP and other non-IP */
 	int nonip_line;
+	char ack_class[QOS_CLASS_NAME_LEN];	/* pure TCP ACKs of the default class */
+	int ack_line;
 	struct qos_bw priority_max;	/* bound on classes served before the default */
 	bool wash;			/* egress DSCP 0 after classification */
 	int wash_line;

@@ -68,9 +68,14 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 	int ret;
 
 	ret = check_class_name(p, p->nd_class, p->nd_line, "nd-class", err, len) ?:
-	      check_class_name(p, p->nonip_class, p->nonip_line, "non-ip-class", err, len);
+	      check_class_name(p, p->nonip_class, p->nonip_line, "non-ip-class", err, len) ?:
+	      check_class_name(p, p->ack_class, p->ack_line, "ack-class", err, len);
 	if (ret)
 		return ret;
+	if (p->ack_class[0] && !strcmp(p->ack_class, p->default_class))
+		return qos_profile_errf(err, len, p, p->ack_line, "ack-class",
+					"'%s' is the default class, where ACKs already are",
+					p->ack_class);
 	if (p->sched == QOS_SCHED_TBF && p->nclasses != 1)
 		return qos_profile_errf(err, len, p, p->sched_line, "scheduler",
 			    "tbf shapes the whole link as one queue: exactly one [class], not %u",

@@ -157,6 +157,9 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
 		cfg->mark_mask, cfg->mark_shift, class_name(meta, cfg->default_class),
 		cfg->default_class, class_name(meta, cfg->nd_class), cfg->nd_class,
 		class_name(meta, cfg->nonip_class), cfg->nonip_class);
+	if (cfg->ack_class)
+		fprintf(f, "#   ack-class %s(%u): pure TCP ACKs of the default class\n",
+			class_name(meta, cfg->ack_class), cfg->ack_class);
 	if (cfg->flags & QOS_CFG_F_WASH)
 		fprintf(f, "#   wash: every class leaves with dscp 0 unless it has its own egress remark\n");
 	for (i = 0; i < meta->nclasses; i++) {

@@ -199,6 +199,10 @@ static void show_json(FILE *f, const struct qos_report *r,
 	snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
 	json_object_object_add(o, "mark_mask", json_object_new_string(mask));
 	json_object_object_add(o, "wash", json_object_new_boolean(r->cfg.flags & QOS_CFG_F_WASH));
+	json_object_object_add(o, "ack_class",
+			       r->cfg.ack_class ?
+			       json_object_new_string(names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?") :
+			       NULL);
 	json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
 	json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
 	json_object_object_add(o, "programs", progs);
@@ -258,6 +262,9 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		r->dev, r->meta.profile, qos_fmt_rate(r->meta.rate_bps, a, sizeof(a)),
 		qos_sched_name(r->meta.sched), cid, r->cfg.mark_mask,
 		r->cfg.flags & QOS_CFG_F_WASH ? " wash" : "");
+	if (r->cfg.ack_class)
+		fprintf(f, "pure TCP ACKs of the default class: class %s\n",
+			names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");
 	fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
 		r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
 	if (r->confirm_left >= 0)
