@@ -83,6 +83,8 @@ static int open_rules(struct qos_dev *dev, const char *name, struct qos_rules *c
 
 static int rule_add(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
+	const char *key;
+	char msg[256];
 	struct qos_rules cur = {};
 	struct qos_dev dev;
 	struct qos_rule r;
@@ -90,7 +92,10 @@ static int rule_add(const char *name, int argc, char **argv, char *err, size_t e
 
 	qos_rule_init(&r);
 	ret = parse_words(argc, argv, &r, err, errlen);
-	ret = ret ?: qos_rule_check(&r, err, errlen);
+	if (!ret && qos_rule_check(&r, &key, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", key, msg);
+		ret = -EINVAL;
+	}
 	ret = ret ?: open_rules(&dev, name, &cur, true, err, errlen);
 	if (ret)
 		return ret;

@@ -20,8 +20,9 @@
 
 #define BATCH		4096
 
-/* Fold one map entry into the rule it belongs to: a rule of no family has
- * one entry per table, and its second entry makes it AF_UNSPEC again. */
+/* Fold one map entry into the rule it belongs to: a rule has one entry per
+ * table and port block, and an entry of the other table makes a rule of no
+ * family AF_UNSPEC again. The value carries the whole port ranges. */
 static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule_key *k,
 		      const struct qos_rule_val *v)
 {
@@ -30,7 +31,8 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 
 	if (by_id[v->id] >= 0) {
 		e = &l->r[by_id[v->id]];
-		e->family = AF_UNSPEC;
+		if (e->family != (k->table == QOS_TABLE_IPV4 ? AF_INET : AF_INET6))
+			e->family = AF_UNSPEC;
 		return 0;
 	}
 	qos_rule_init(&r);
@@ -46,6 +48,10 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 	r.fl_mask = k->mask & QOS_FLOWLABEL_MASK;
 	r.flowlabel = k->flowlabel;
 	r.proto = k->mask & QOS_RULE_M_PROTO ? k->proto : -1;
+	r.sport_lo = v->sport_lo;
+	r.sport_hi = v->sport_hi;
+	r.dport_lo = v->dport_lo;
+	r.dport_hi = v->dport_hi;
 	r.prio = v->rank >> QOS_RANK_PRIO_SHIFT;
 	r.class_id = v->class_id;
 	r.dscp = v->flags & QOS_RULE_F_SET_DSCP ? v->dscp : -1;
@@ -107,17 +113,20 @@ out:
 
 static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 {
-	struct qos_rule_key k;
+	struct qos_rule_key k[QOS_RULE_BLOCKS_MAX];
 	struct qos_rule_val v;
-	unsigned int t;
+	unsigned int t, b, n;
 
 	qos_rule_val(r, &v);
 	for (t = 0; t < QOS_TABLE_MAX; t++) {
 		if (!(qos_rule_tables(r) & 1U << t))
 			continue;
-		qos_rule_key(r, t, &k);
-		if (bpf_map_update_elem(m->rules, &k, &v, BPF_ANY))
-			return -errno;
+		n = qos_rule_keys(r, t, k);
+		if (n > QOS_RULE_BLOCKS_MAX)
+			return -E2BIG;
+		for (b = 0; b < n; b++)
+			if (bpf_map_update_elem(m->rules, &k[b], &v, BPF_ANY))
+				return -errno;
 	}
 	return 0;
 }
@@ -129,16 +138,17 @@ static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
  */
 static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 {
-	struct qos_rule_key k;
+	struct qos_rule_key k[QOS_RULE_BLOCKS_MAX];
 	struct qos_rule_val v;
-	unsigned int t;
+	unsigned int t, b, n;
 
 	for (t = 0; t < QOS_TABLE_MAX; t++) {
 		if (!(qos_rule_tables(r) & 1U << t))
 			continue;
-		qos_rule_key(r, t, &k);
-		if (!bpf_map_lookup_elem(m->rules, &k, &v) && v.id == r->id)
-			bpf_map_delete_elem(m->rules, &k);
+		n = qos_rule_keys(r, t, k);
+		for (b = 0; b < n && b < QOS_RULE_BLOCKS_MAX; b++)
+			if (!bpf_map_lookup_elem(m->rules, &k[b], &v) && v.id == r->id)
+				bpf_map_delete_elem(m->rules, &k[b]);
 	}
 }
 

@@ -70,6 +70,18 @@ void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *me
 			}
 			if (r->proto >= 0)
 				json_object_object_add(o, "proto", json_object_new_int(r->proto));
+			if (r->sport_lo || r->sport_hi != 0xffff) {
+				json_object_object_add(o, "sport_min",
+						       json_object_new_int(r->sport_lo));
+				json_object_object_add(o, "sport_max",
+						       json_object_new_int(r->sport_hi));
+			}
+			if (r->dport_lo || r->dport_hi != 0xffff) {
+				json_object_object_add(o, "dport_min",
+						       json_object_new_int(r->dport_lo));
+				json_object_object_add(o, "dport_max",
+						       json_object_new_int(r->dport_hi));
+			}
 			json_object_object_add(o, "class",
 					       json_object_new_string(class_name(meta, r->class_id)));
 			if (r->dscp >= 0)
