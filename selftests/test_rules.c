@@ -9,7 +9,7 @@
  * counters, live changes without reloading, the limits, profile [rule]
  * sections, and a million rules. Ports: TCP, UDP, ICMP and ICMPv6 in both
  * families, range edges, IPv4 options, IPv6 extension headers, first and
- * later fragments, tags and 6in4.
+ * later fragments, tags and 6in4. Rules with a policer of their own.
  */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -109,6 +109,12 @@ static int rule_parse(const char *words, const struct qos_profile *prof, struct 
 	if (!cl)
 		return -ENOENT;
 	r->class_id = cl->id;
+	if (r->police_act.type == QOS_PA_DEMOTE) {
+		cl = qos_profile_class(prof, r->police_demote);
+		if (!cl)
+			return -ENOENT;
+		r->police_act.arg = cl->id;
+	}
 	return 0;
 }
 
@@ -133,6 +139,8 @@ static void fixture_init(struct __test_metadata *_metadata, FIXTURE_DATA(rules) 
 	self->m.rules = bpf_map__fd(self->skel->maps.qos_rules);
 	self->m.stats = bpf_map__fd(self->skel->maps.qos_rule_stats);
 	self->m.capacity = bpf_map__max_entries(self->skel->maps.qos_rules);
+	self->m.policers = bpf_map__fd(self->skel->maps.qos_policers);
+	self->m.police_stats = bpf_map__fd(self->skel->maps.qos_police_stats);
 }
 
 FIXTURE_SETUP(rules)
@@ -710,6 +718,11 @@ TEST_F(rules, limits)
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "80-", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "-80", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "http", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "police", "20%", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "police", "999bit", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "burst", "0", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "action", "pass", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "action", "remark:ff", err, sizeof(err)));
 	ASSERT_EQ(0, qos_rule_set(&r, "src", "10.0.0.0/8", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dst", "2001:db8::/32", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "flowlabel", "5", err, sizeof(err)));
@@ -736,6 +749,107 @@ TEST_F(rules, limits)
 	ASSERT_EQ(0, qos_rule_set(&r, "dport", "0-65535", err, sizeof(err)));
 	ASSERT_EQ(0, qos_rule_set(&r, "proto", "icmp", err, sizeof(err)));
 	EXPECT_EQ(0, qos_rule_check(&r, &key, err, sizeof(err)));
+}
+
+/* Packets of @s through ingress @n times: how many the program dropped. */
+static uint32_t run_n(FIXTURE_DATA(rules) *self, const struct pspec *s, uint32_t n,
+		      uint32_t *cls)
+{
+	static struct run_result r;
+	static struct pkt p;
+	uint32_t i, shot = 0;
+
+	build(&p, s);
+	for (i = 0; i < n; i++) {
+		pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+		if (r.retval == TC_ACT_SHOT)
+			shot++;
+		else
+			cls[(r.ctx.mark & MARK_MASK) >> MARK_SHIFT]++;
+	}
+	return shot;
+}
+
+static uint64_t police_pkts(FIXTURE_DATA(rules) *self, uint32_t idx, uint32_t fam, uint32_t c)
+{
+	return qos_test_ctr(self->m.police_stats, qos_police_stats_key(idx, fam, c)).packets;
+}
+
+/*
+ * A rule's own policer: a burst of exactly two frames passes two packets
+ * (1 kbit/s refills a frame in about a second, far longer than the test),
+ * the rest get the rule's action; the class's policer (PIP's, in
+ * pip-20pct) is not used; each family its own rule and policer. Deleting
+ * a rule clears its policer.
+ */
+TEST_F(rules, police)
+{
+	static const struct pspec v4 = { V4, TCP_(1, 7000) }, v6 = { V6, TCP_(1, 7000) };
+	static struct pkt p4, p6;
+	uint32_t cls[QOS_MAX_CLASSES] = {}, i4, i6;
+	char w[3][160];
+	const char *words[3] = { w[0], w[1], w[2] };
+	struct qos_rules got = {}, next = {};
+	struct qos_policer pol;
+	size_t i;
+
+	build(&p4, &v4);
+	build(&p6, &v6);
+	snprintf(w[0], sizeof(w[0]),
+		 "name p4 src 10.1.1.1 proto tcp dport 7000 class pip police 1kbit burst %zu",
+		 2 * p4.len);
+	snprintf(w[1], sizeof(w[1]),
+		 "name p6 src 2001:db8:1::1 proto tcp dport 7000 class pip police 1kbit burst %zu action demote:lbe",
+		 2 * p6.len);
+	snprintf(w[2], sizeof(w[2]), "name p6r flowlabel 0x777 class be police 10mbit");
+	ASSERT_EQ(0, install(self, words, 3));
+	i4 = rule_named(self, "p4")->policer;
+	i6 = rule_named(self, "p6")->policer;
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST, i4);
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST + 1, i6);
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST + 2, rule_named(self, "p6r")->policer);
+
+	EXPECT_EQ(8, run_n(self, &v4, 10, cls));
+	EXPECT_EQ(2, cls[CLS_PIP]);
+	EXPECT_EQ(2, police_pkts(self, i4, QOS_FAM_IPV4, TB_GREEN));
+	EXPECT_EQ(8, police_pkts(self, i4, QOS_FAM_IPV4, TB_RED));
+	/* Counted in the rule's class, by verdict. */
+	EXPECT_EQ(2, qos_test_ctr(bpf_map__fd(self->skel->maps.qos_stats),
+				  qos_stats_key(0, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS)).packets);
+	EXPECT_EQ(8, qos_test_ctr(bpf_map__fd(self->skel->maps.qos_stats),
+				  qos_stats_key(0, CLS_PIP, QOS_FAM_IPV4, QOS_V_DROP)).packets);
+
+	memset(cls, 0, sizeof(cls));
+	EXPECT_EQ(0, run_n(self, &v6, 10, cls));
+	EXPECT_EQ(2, cls[CLS_PIP]);
+	EXPECT_EQ(8, cls[CLS_LBE]);
+	EXPECT_EQ(2, police_pkts(self, i6, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(8, police_pkts(self, i6, QOS_FAM_IPV6, TB_RED));
+	EXPECT_EQ(0, police_pkts(self, i4, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(0, police_pkts(self, CLS_PIP, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(10, hits(self, "p4"));
+	EXPECT_EQ(10, hits(self, "p6"));
+
+	/* Read back as installed, auto burst included. */
+	ASSERT_EQ(0, qos_rules_read(&self->m, &got, false));
+	for (i = 0; i < got.n; i++) {
+		EXPECT_TRUE(qos_rule_same(&got.r[i], rule_named(self, got.r[i].name)))
+			TH_LOG("%s", got.r[i].name);
+	}
+	qos_rules_free(&got);
+
+	/* p4 deleted: its policer is cleared, p6's is kept, buckets and all. */
+	ASSERT_EQ(0, qos_rules_add(&next, rule_named(self, "p6")));
+	ASSERT_EQ(0, commit(self, &next));
+	ASSERT_EQ(0, bpf_map_lookup_elem_flags(self->m.policers, &i4, &pol, BPF_F_LOCK));
+	EXPECT_EQ(0, pol.tb.cir);
+	memset(cls, 0, sizeof(cls));
+	EXPECT_EQ(0, run_n(self, &v6, 1, cls));
+	EXPECT_EQ(1, cls[CLS_LBE]);
+	/* Now unpoliced, as PIP's policer has room for it. */
+	memset(cls, 0, sizeof(cls));
+	EXPECT_EQ(0, run_n(self, &v4, 1, cls));
+	EXPECT_EQ(1, cls[CLS_BE]);
 }
 
 /* Port ranges are aligned blocks: the shapes they take count against the
@@ -824,6 +938,9 @@ TEST(profile_rules)
 		  "same match" },
 		{ "[rule a]\nport = 80\n", ":10: port:" },
 		{ "[rule a]\nproto = tcp\ndport = 70000\n", ":11: dport:" },
+		{ "[rule a]\nclass = pip\npolice = 1mbit\naction = demote:nope\n",
+		  ":11: action: [rule a]: no class named 'nope'" },
+		{ "[rule a]\nclass = pip\nburst = 10kb\n", ":10: burst: [rule a]: burst and action need police" },
 		{ "[rule a]\nclass = pip\nsport = 80\n", ":11: sport: [rule a]: ports need proto" },
 		{ "[rule a]\nclass = pip\nproto = udp\nsport = 1-65534\ndport = 1-4\n",
 		  ":13: dport: [rule a]: sport 1-65534 and dport 1-4 cut into 90" },

@@ -54,6 +54,15 @@ static const struct cli_word w_sport = {
 static const struct cli_word w_dport = {
 	"dport", "PORT[-PORT]", CV_NONE, "destination port or range (needs proto tcp, udp, ...)"
 };
+static const struct cli_word w_police = {
+	"police", "RATE", CV_NONE, "a policer of the rule's own: 10mbit, 1gbit (not a share)"
+};
+static const struct cli_word w_burst = {
+	"burst", "SIZE", CV_NONE, "the policer's bucket: 64kb, 1514, auto (default)"
+};
+static const struct cli_word w_action = {
+	"action", "ACTION", CV_NONE, "above the rate: drop (default), remark:DSCP, demote:CLASS"
+};
 static const struct cli_word w_priority = {
 	"priority", "N", CV_NONE, "0-65535, the lower wins an overlap; 100 if not given"
 };
@@ -76,13 +85,17 @@ static const struct cli_cmd rule_cmds[] = {
 		.group = "rule",
 		.synopsis = "dev IFACE [name NAME] [src PREFIX] [dst PREFIX] "
 			    "[flowlabel LABEL[/MASK]] [proto PROTO] [sport PORT[-PORT]] "
-			    "[dport PORT[-PORT]] [priority N] class CLASS [set-dscp DSCP]",
+			    "[dport PORT[-PORT]] [priority N] class CLASS [set-dscp DSCP] "
+			    "[police RATE [burst SIZE] [action ACTION]]",
 		.summary = "add a rule",
 		.help = "Packets that match every key given go to CLASS, whatever their DSCP, "
 			"and get DSCP written with set-dscp. Of overlapping rules the one "
-			"of the lowest priority wins, then the more specific.",
+			"of the lowest priority wins, then the more specific. With police, "
+			"the rule's packets are policed at RATE by a policer of its own "
+			"instead of their class's.",
 		.words = WORDS(&w_dev, &w_name, &w_src, &w_dst, &w_flowlabel, &w_proto,
-			       &w_sport, &w_dport, &w_priority, &w_class, &w_set_dscp),
+			       &w_sport, &w_dport, &w_priority, &w_class, &w_set_dscp, &w_police,
+			       &w_burst, &w_action),
 		.fn = do_rule_add,
 	},
 	{

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kernel/policer.h"
 #include "kernel/rulemap.h"
 #include "lib/util.h"
 
@@ -56,6 +57,7 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 	r.class_id = v->class_id;
 	r.dscp = v->flags & QOS_RULE_F_SET_DSCP ? v->dscp : -1;
 	r.profile = v->flags & QOS_RULE_F_PROFILE;
+	r.policer = v->policer;
 	ret = qos_rules_add(l, &r);
 	if (!ret)
 		by_id[v->id] = l->n - 1;
@@ -102,6 +104,9 @@ int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits
 	}
 	for (i = 0; hits && !ret && i < l->n; i++)
 		ret = qos_ctr_read(m->stats, l->r[i].id, &l->r[i].hits);
+	for (i = 0; !ret && i < l->n; i++)
+		if (l->r[i].policer)
+			ret = qos_police_rule_read(m->policers, &l->r[i]);
 out:
 	free(keys);
 	free(vals);
@@ -181,6 +186,46 @@ static uint8_t *id_set(const struct qos_rules *l, uint32_t capacity)
 	return s;
 }
 
+/* Policer indexes in use by the rules of @l, as a byte per index. */
+static void policer_set(const struct qos_rules *l, uint8_t used[QOS_POLICERS_MAX])
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->r[i].police_bps && l->r[i].policer < QOS_POLICERS_MAX)
+			used[l->r[i].policer] = 1;
+}
+
+/* Rules with a policer of their own and no index take the lowest index free
+ * in both lists, as ids do. */
+static int assign_policers(const struct qos_rules *cur, struct qos_rules *next, char *err,
+			   size_t errlen)
+{
+	uint8_t used[QOS_POLICERS_MAX] = {};
+	uint32_t idx = QOS_POLICER_RULE_FIRST;
+	size_t i;
+
+	policer_set(cur, used);
+	policer_set(next, used);
+	for (i = 0; i < next->n; i++) {
+		struct qos_rule *r = &next->r[i];
+
+		if (!r->police_bps || (r->policer >= QOS_POLICER_RULE_FIRST &&
+				       r->policer < QOS_POLICERS_MAX))
+			continue;
+		while (idx < QOS_POLICERS_MAX && used[idx])
+			idx++;
+		if (idx >= QOS_POLICERS_MAX) {
+			snprintf(err, errlen, "more than %d rules with a policer",
+				 QOS_POLICERS_MAX - QOS_POLICER_RULE_FIRST);
+			return -ENOSPC;
+		}
+		r->policer = idx;
+		used[idx] = 1;
+	}
+	return 0;
+}
+
 /* New rules take the lowest ids free in both lists, so an id is not reused
  * while its previous rule is still installed. */
 static int assign_ids(const struct qos_rule_maps *m, struct qos_rules *next, uint8_t *in_cur,
@@ -223,6 +268,7 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		if (next->r[i].id >= m->capacity)
 			next->r[i].id = 0;
 	ret = assign_ids(m, next, in_cur, in_next, fresh, err, errlen);
+	ret = ret ?: assign_policers(cur, next, err, errlen);
 	ret = ret ?: qos_rules_validate(next, m->capacity, NULL, err, errlen);
 	ret = ret ?: qos_rules_shapes(next, set, NULL, err, errlen);
 	if (ret)
@@ -235,6 +281,9 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 			continue;
 		/* A rule that keeps an id it had (a rollback) keeps its hits. */
 		ret = fresh[r->id] ? zero_stats(m, r->id) : 0;
+		/* Its policer before the entries that point at it. */
+		if (!ret && r->police_bps)
+			ret = qos_police_rule_write(m->policers, m->police_stats, r);
 		ret = ret ?: write_rule(m, r);
 		if (ret) {
 			snprintf(err, errlen, "writing rule %u: %s", r->id, strerror(-ret));
@@ -253,6 +302,24 @@ out:
 	return ret;
 }
 
+/* Clear the policers of @gone that @keep does not use: no entry points at
+ * them any more. */
+static void retire_policers(const struct qos_rule_maps *m, const struct qos_rules *gone,
+			    const struct qos_rules *keep)
+{
+	uint8_t used[QOS_POLICERS_MAX] = {};
+	size_t i;
+
+	policer_set(keep, used);
+	for (i = 0; i < gone->n; i++) {
+		uint32_t idx = gone->r[i].policer;
+
+		if (gone->r[i].police_bps && idx >= QOS_POLICER_RULE_FIRST &&
+		    idx < QOS_POLICERS_MAX && !used[idx])
+			qos_police_rule_clear(m->policers, idx);
+	}
+}
+
 void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		      const struct qos_rules *next)
 {
@@ -262,6 +329,7 @@ void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur
 	for (i = 0; in_next && i < cur->n; i++)
 		if (cur->r[i].id >= m->capacity || !in_next[cur->r[i].id])
 			delete_rule(m, &cur->r[i]);
+	retire_policers(m, cur, next);
 	free(in_next);
 }
 
@@ -275,6 +343,7 @@ void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cu
 		for (i = 0; i < next->n; i++)
 			if (next->r[i].id < m->capacity && !in_cur[next->r[i].id])
 				delete_rule(m, &next->r[i]);
+		retire_policers(m, next, cur);
 		/* Entries of @cur that a staged rule with the same match
 		 * overwrote. */
 		for (i = 0; i < cur->n; i++)

@@ -181,6 +181,49 @@ static int set_port(struct qos_rule *r, bool src, const char *val, char *err, si
 	return 0;
 }
 
+/* police RATE, burst SIZE|auto, action drop|remark:DSCP|demote:CLASS. */
+static int set_police(struct qos_rule *r, const char *key, const char *val, char *err,
+		      size_t errlen)
+{
+	uint64_t u;
+	uint8_t d;
+
+	if (!strcmp(key, "police")) {
+		if (strchr(val, '%') || qos_parse_rate(val, 0, &u) || u < TB_RATE_MIN ||
+		    u > TB_RATE_MAX) {
+			snprintf(err, errlen, "'%s' is not a rate from 1kbit to 1000gbit", val);
+			return -EINVAL;
+		}
+		r->police_bps = u;
+		if (!r->police_act.type)
+			r->police_act.type = QOS_PA_DROP;
+	} else if (!strcmp(key, "burst")) {
+		if (!strcmp(val, "auto")) {
+			r->police_burst = 0;
+		} else if (qos_parse_size(val, &u) || !u || u > TB_BURST_MAX) {
+			snprintf(err, errlen, "'%s' is not a size from 1 byte to %llu (or auto)",
+				 val, TB_BURST_MAX);
+			return -EINVAL;
+		} else {
+			r->police_burst = u;
+		}
+	} else if (!strcmp(val, "drop")) {
+		r->police_act.type = QOS_PA_DROP;
+		r->police_act.arg = 0;
+	} else if (!strncmp(val, "remark:", 7) && !qos_parse_dscp(val + 7, &d)) {
+		r->police_act.type = QOS_PA_REMARK;
+		r->police_act.arg = d;
+	} else if (!strncmp(val, "demote:", 7) && val[7] && strlen(val + 7) < QOS_CLASS_NAME_LEN) {
+		r->police_act.type = QOS_PA_DEMOTE;
+		snprintf(r->police_demote, sizeof(r->police_demote), "%s", val + 7);
+	} else {
+		snprintf(err, errlen, "'%s' is not an action (drop, remark:DSCP, demote:CLASS)",
+			 val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* priority, class, set-dscp, name: one word each. */
 static int set_word(struct qos_rule *r, const char *key, const char *val, char *err,
 		    size_t errlen)
@@ -215,7 +258,7 @@ static int set_word(struct qos_rule *r, const char *key, const char *val, char *
 		snprintf(r->name, sizeof(r->name), "%s", val);
 	} else {
 		snprintf(err, errlen,
-			 "unknown rule key (src, dst, flowlabel, proto, sport, dport, priority, class, set-dscp)");
+			 "unknown rule key (src, dst, flowlabel, proto, sport, dport, priority, class, set-dscp, police, burst, action)");
 		return -ENOENT;
 	}
 	return 0;
@@ -231,6 +274,8 @@ int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err
 		return set_proto(r, val, err, errlen);
 	if (!strcmp(key, "sport") || !strcmp(key, "dport"))
 		return set_port(r, key[0] == 's', val, err, errlen);
+	if (!strcmp(key, "police") || !strcmp(key, "burst") || !strcmp(key, "action"))
+		return set_police(r, key, val, err, errlen);
 	return set_word(r, key, val, err, errlen);
 }
 
@@ -277,6 +322,11 @@ int qos_rule_check(const struct qos_rule *r, const char **key, char *err, size_t
 	*key = "class";
 	if (!r->class_name[0]) {
 		snprintf(err, errlen, "the rule names no class (class NAME)");
+		return -EINVAL;
+	}
+	*key = r->police_burst ? "burst" : "action";
+	if (!r->police_bps && (r->police_burst || r->police_act.type)) {
+		snprintf(err, errlen, "burst and action need police RATE");
 		return -EINVAL;
 	}
 	if (!sp && !dp)
@@ -383,6 +433,7 @@ void qos_rule_val(const struct qos_rule *r, struct qos_rule_val *v)
 	v->class_id = r->class_id;
 	v->flags = (r->dscp >= 0 ? QOS_RULE_F_SET_DSCP : 0) | (r->profile ? QOS_RULE_F_PROFILE : 0);
 	v->dscp = r->dscp >= 0 ? r->dscp : 0;
+	v->policer = r->police_bps ? r->policer : 0;
 	v->sport_lo = r->sport_lo;
 	v->sport_hi = r->sport_hi;
 	v->dport_lo = r->dport_lo;
@@ -421,7 +472,9 @@ bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b)
 bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b)
 {
 	return qos_rule_same_match(a, b) && a->prio == b->prio && a->class_id == b->class_id &&
-	       a->dscp == b->dscp && !strcmp(a->name, b->name);
+	       a->dscp == b->dscp && !strcmp(a->name, b->name) &&
+	       a->police_bps == b->police_bps && a->police_burst == b->police_burst &&
+	       !memcmp(&a->police_act, &b->police_act, sizeof(a->police_act));
 }
 
 /* Everything qos_rule_same() compares, packed so that memcmp() orders it. */
@@ -432,6 +485,10 @@ struct rule_ident {
 	uint32_t class_id;
 	int32_t dscp;
 	char name[QOS_RULE_NAME_LEN];
+	uint64_t police_bps;
+	uint64_t police_burst;
+	struct qos_police_action police_act;
+	uint16_t pad;
 	uint32_t id;			/* payload, not compared */
 };
 
@@ -445,6 +502,9 @@ static void rule_ident(const struct qos_rule *r, struct rule_ident *x)
 	x->prio = r->prio;
 	x->class_id = r->class_id;
 	x->dscp = r->dscp;
+	x->police_bps = r->police_bps;
+	x->police_burst = r->police_burst;
+	x->police_act = r->police_act;
 	/* Up to the NUL only: the bytes after it are not part of the name. */
 	memcpy(x->name, r->name, strnlen(r->name, sizeof(x->name) - 1));
 	x->id = r->id;

@@ -40,6 +40,14 @@ struct qos_rule {
 	char class_name[QOS_CLASS_NAME_LEN];
 	uint32_t class_id;
 	int dscp;			/* -1: leave the DSCP */
+	/* A policer of the rule's own (Documentation/policing.rst): a
+	 * two-colour srTCM, conform passes, exceed does police_act. */
+	uint64_t police_bps;		/* 0: none, the class's policer applies */
+	uint64_t police_burst;		/* bytes; 0: auto */
+	struct qos_police_action police_act;
+	char police_demote[QOS_CLASS_NAME_LEN];	/* demote target, for police_act.arg */
+	uint32_t policer;		/* index in qos_policers, given at install */
+	int police_line;		/* of the police key, for errors */
 	bool profile;			/* installed by apply, replaced by the next one */
 	int line;			/* of its [rule NAME] section, for errors */
 	struct qos_ctr hits;
@@ -56,15 +64,15 @@ void qos_rule_init(struct qos_rule *r);
 
 /*
  * Set one field from a "KEY VALUE" pair: src, dst, flowlabel, proto, sport,
- * dport, priority, class, set-dscp, name. On error @err says why (without
- * the key).
+ * dport, priority, class, set-dscp, name, police, burst, action. On error
+ * @err says why (without the key).
  */
 int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err, size_t errlen);
 
 /*
  * A class is named; ports come with a protocol that has them, and their
- * ranges cut into at most QOS_RULE_BLOCKS_MAX entries. On error *@key is
- * the key at fault.
+ * ranges cut into at most QOS_RULE_BLOCKS_MAX entries; burst and action
+ * come with police. On error *@key is the key at fault.
  */
 int qos_rule_check(const struct qos_rule *r, const char **key, char *err, size_t errlen);
 
