@@ -49,19 +49,19 @@ static const struct cli_word w_proto = {
 	"proto", "PROTO", CV_NONE, "IP protocol: tcp, udp, icmp, icmpv6, ... or 0-255"
 };
 static const struct cli_word w_sport = {
-	"sport", "PORT[-PORT]", CV_NONE, "source port or range (needs proto tcp, udp, sctp, udplite)"
+	"sport", "PORT[-PORT]", CV_NONE, "source port or range, with proto tcp, udp, ..."
 };
 static const struct cli_word w_dport = {
-	"dport", "PORT[-PORT]", CV_NONE, "destination port or range (needs proto tcp, udp, ...)"
+	"dport", "PORT[-PORT]", CV_NONE, "destination port or range, with proto tcp, udp, ..."
 };
 static const struct cli_word w_police = {
-	"police", "RATE", CV_NONE, "a policer of the rule's own: 10mbit, 1gbit (not a share)"
+	"police", "RATE", CV_NONE, "a policer of the rule's own at RATE: 10mbit"
 };
 static const struct cli_word w_burst = {
-	"burst", "SIZE", CV_NONE, "the policer's bucket: 64kb, 1514, auto (default)"
+	"burst", "SIZE", CV_NONE, "its bucket: 64kb, 1514, auto (default)"
 };
 static const struct cli_word w_action = {
-	"action", "ACTION", CV_NONE, "above the rate: drop (default), remark:DSCP, demote:CLASS"
+	"action", "ACTION", CV_NONE, "drop (default), remark:DSCP, demote:CLASS"
 };
 static const struct cli_word w_priority = {
 	"priority", "N", CV_NONE, "0-65535, the lower wins an overlap; 100 if not given"
