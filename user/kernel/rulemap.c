@@ -151,7 +151,7 @@ static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 		if (!(qos_rule_tables(r) & 1U << t))
 			continue;
 		n = qos_rule_keys(r, t, k);
-		for (b = 0; b < n && b < QOS_RULE_BLOCKS_MAX; b++)
+		for (b = 0; n <= QOS_RULE_BLOCKS_MAX && b < n; b++)
 			if (!bpf_map_lookup_elem(m->rules, &k[b], &v) && v.id == r->id)
 				bpf_map_delete_elem(m->rules, &k[b]);
 	}
