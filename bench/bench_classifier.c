@@ -5,7 +5,13 @@
  * the rule manager qosctl uses. Every packet matches one rule in the middle
  * of the table, so the numbers include the hit, the hit counter and the
  * mark; the profile's policers are left out (classification only). The
- * cost of test_run itself (an empty tc program) is printed apart.
+ * cost of test_run itself (an empty tc program) is printed apart, and each
+ * row's cost at the most rules as a multiple of it.
+ *
+ * Then the same with 5-tuple rules: each rule adds proto udp, a source port
+ * and the destination port range 4096-8191 (one aligned block) to its
+ * addresses, and the packets carry the ports, so the data path also walks
+ * to the UDP header and reads the ports.
  *
  * Usage: bench_classifier [-r REPEAT] [-n RUNS] [-l LEVELS]
  * Each cell is the fastest of RUNS batches of REPEAT packets: on a shared
@@ -44,6 +50,20 @@ static const uint32_t levels[] = { 1, 1000, 65536, 1 << 20 };
 #define CAPACITY	((1 << 20) * 2 + 16)
 
 static uint32_t cls_pip, cls_lbe;
+static bool ports;		/* 5-tuple rules and packets with ports */
+
+#define SPORT		40000
+#define DPORT		5000
+
+static void add_ports(struct qos_rule *r)
+{
+	if (!ports)
+		return;
+	r->proto = IPPROTO_UDP;
+	r->sport_lo = r->sport_hi = SPORT;
+	r->dport_lo = 4096;
+	r->dport_hi = 8191;
+}
 
 static void v4_rule(struct qos_rule *r, uint32_t i)
 {
@@ -56,6 +76,7 @@ static void v4_rule(struct qos_rule *r, uint32_t i)
 	r->src_len = r->dst_len = 32;
 	r->has_src = r->has_dst = true;
 	r->class_id = i & 1 ? cls_lbe : cls_pip;
+	add_ports(r);
 }
 
 static void v6_rule(struct qos_rule *r, uint32_t i)
@@ -72,13 +93,14 @@ static void v6_rule(struct qos_rule *r, uint32_t i)
 	r->flowlabel = i & QOS_FLOWLABEL_MASK;
 	r->fl_mask = QOS_FLOWLABEL_MASK;
 	r->class_id = i & 1 ? cls_lbe : cls_pip;
+	add_ports(r);
 }
 
 /* A UDP packet of @shape that matches rule @i of its family. */
 static void build(struct pkt *p, int shape, uint32_t i)
 {
 	struct qos_rule r;
-	size_t l3;
+	size_t l3, l4;
 
 	pkt_init(p);
 	pkt_eth(p);
@@ -106,7 +128,13 @@ static void build(struct pkt *p, int shape, uint32_t i)
 			pkt_ipv6_ext(p, IPPROTO_ROUTING, 24, 0);
 		}
 	}
+	l4 = p->len;
 	pkt_payload(p, 8 + 64);
+	if (ports) {
+		uint16_t pp[2] = { htons(SPORT), htons(DPORT) };
+
+		memcpy(p->buf + l4, pp, sizeof(pp));
+	}
 	pkt_end(p, l3);
 }
 
@@ -192,15 +220,81 @@ static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur
 	return 0;
 }
 
+/* One table: ns per packet per shape and rule count, growth, the ratio of
+ * the most rules to the empty program, IPv6 against IPv4. */
+static int print_table(const char *title, double none[S_MAX], double ns[NLEVELS][S_MAX],
+		       int nlevels, double empty)
+{
+	int s, c, ok = 1;
+
+	printf("%s\n%-18s %9s", title, "rules per family", "none");
+	for (c = 0; c < nlevels; c++)
+		printf(" %9u", levels[c]);
+	printf(" %10s %9s\n", "growth", "x empty");
+	for (s = 0; s < S_MAX; s++) {
+		double g = (ns[nlevels - 1][s] / ns[0][s] - 1) * 100;
+
+		printf("%-18s %9.1f", shape_names[s], none[s]);
+		for (c = 0; c < nlevels; c++) {
+			printf(" %9.1f", ns[c][s]);
+			ok &= ns[c][s] < 40;
+		}
+		printf(" %+9.1f%% %9.2f\n", g, ns[nlevels - 1][s] / empty);
+		ok &= g < 15;
+	}
+	printf("%-18s %9.2f", "ipv6/ipv4", none[S_V6] / none[S_V4]);
+	for (c = 0; c < nlevels; c++) {
+		printf(" %9.2f", ns[c][S_V6] / ns[c][S_V4]);
+		ok &= ns[c][S_V6] / ns[c][S_V4] <= 1.15;
+	}
+	printf("\n\n");
+	return ok;
+}
+
+/* Grow the rule table level by level, measuring every shape at each. */
+static int run_levels(struct qos *skel, struct qos_rule_maps *m, struct qos_cfg *cfg, int prog,
+		      struct pkt *pkts, uint32_t repeat, int runs, int nlevels,
+		      double ns[NLEVELS][S_MAX])
+{
+	struct qos_rules cur = {}, none = {};
+	uint32_t cls[S_MAX];
+	char err[512];
+	int s, c;
+
+	for (c = 0; c < nlevels; c++) {
+		uint32_t hit = levels[c] / 2;
+
+		if (grow(skel, m, &cur, cfg, levels[c]))
+			return 1;
+		for (s = 0; s < S_MAX; s++)
+			build(&pkts[s], s, hit);
+		measure(prog, pkts, repeat, runs, ns[c], cls);
+		for (s = 0; s < S_MAX; s++) {
+			if (cls[s] != (hit & 1 ? cls_lbe : cls_pip)) {
+				fprintf(stderr, "bench: %s did not hit its rule (class %u)\n",
+					shape_names[s], cls[s]);
+				return 1;
+			}
+		}
+	}
+	/* Empty the table for the next run. */
+	if (qos_rules_stage(m, &cur, &none, &cfg->rs, &cfg->rules, err, sizeof(err)) ||
+	    qos_test_cfg_put(skel, cfg))
+		return 1;
+	qos_rules_retire(m, &cur, &none);
+	qos_rules_free(&cur);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct qos_profile prof;
-	double ns[NLEVELS][S_MAX], none[S_MAX], base[S_MAX];
-	struct qos_rules cur = {};
+	static double ns[NLEVELS][S_MAX], pns[NLEVELS][S_MAX];
+	double none[S_MAX], pnone[S_MAX], base[S_MAX];
 	struct qos_rule_maps m;
 	struct qos_cfg cfg;
 	struct qos *skel;
-	uint32_t repeat = 1000000, cls[S_MAX];
+	uint32_t repeat = 1000000;
 	int runs = 7, nlevels = NLEVELS, prog, empty, s, c, ok = 1;
 	char err[512];
 	static struct pkt pkts[S_MAX];
@@ -241,7 +335,9 @@ int main(int argc, char **argv)
 	qos_profile_fill_cfg(&prof, &cfg);
 	qos_test_cfg_put(skel, &cfg);
 	m = (struct qos_rule_maps){ bpf_map__fd(skel->maps.qos_rules),
-				    bpf_map__fd(skel->maps.qos_rule_stats), CAPACITY };
+				    bpf_map__fd(skel->maps.qos_rule_stats), CAPACITY,
+				    bpf_map__fd(skel->maps.qos_policers),
+				    bpf_map__fd(skel->maps.qos_police_stats) };
 	prog = bpf_program__fd(skel->progs.qos_ingress);
 	empty = empty_prog();
 	if (empty < 0) {
@@ -255,49 +351,25 @@ int main(int argc, char **argv)
 	for (s = 0; s < S_MAX; s++)
 		build(&pkts[s], s, 0);
 	measure(prog, pkts, repeat, runs, none, NULL);
-	for (c = 0; c < nlevels; c++) {
-		uint32_t hit = levels[c] / 2;
-
-		if (grow(skel, &m, &cur, &cfg, levels[c]))
-			return 1;
-		for (s = 0; s < S_MAX; s++)
-			build(&pkts[s], s, hit);
-		measure(prog, pkts, repeat, runs, ns[c], cls);
-		for (s = 0; s < S_MAX; s++) {
-			if (cls[s] != (hit & 1 ? cls_lbe : cls_pip)) {
-				fprintf(stderr, "bench: %s did not hit its rule (class %u)\n",
-					shape_names[s], cls[s]);
-				return 1;
-			}
-		}
-	}
+	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, ns))
+		return 1;
+	/* 5-tuple rules: "none" is the program with the packets' ports and
+	 * no rules. */
+	ports = true;
+	for (s = 0; s < S_MAX; s++)
+		build(&pkts[s], s, 0);
+	measure(prog, pkts, repeat, runs, pnone, NULL);
+	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, pns))
+		return 1;
 
 	printf("qos_ingress, ns per packet through BPF_PROG_TEST_RUN (fastest of %d x %u)\n",
 	       runs, repeat);
 	printf("test_run overhead (empty program): %.1f ns, included below\n\n", base[0]);
-	printf("%-18s %9s", "rules per family", "none");
-	for (c = 0; c < nlevels; c++)
-		printf(" %9u", levels[c]);
-	printf(" %10s\n", "growth");
-	for (s = 0; s < S_MAX; s++) {
-		double g = (ns[nlevels - 1][s] / ns[0][s] - 1) * 100;
-
-		printf("%-18s %9.1f", shape_names[s], none[s]);
-		for (c = 0; c < nlevels; c++) {
-			printf(" %9.1f", ns[c][s]);
-			ok &= ns[c][s] < 40;
-		}
-		printf(" %+9.1f%%\n", g);
-		ok &= g < 15;
-	}
-	printf("%-18s %9.2f", "ipv6/ipv4", none[S_V6] / none[S_V4]);
-	for (c = 0; c < nlevels; c++) {
-		printf(" %9.2f", ns[c][S_V6] / ns[c][S_V4]);
-		ok &= ns[c][S_V6] / ns[c][S_V4] <= 1.15;
-	}
-	printf("\n\ntargets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
+	ok &= print_table("exact rules (addresses, flow label)", none, ns, nlevels, base[0]);
+	ok &= print_table("5-tuple rules (addresses, flow label, udp, sport, dport 4096-8191)",
+			  pnone, pns, nlevels, base[0]);
+	printf("targets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
 	       ok ? "met" : "NOT met");
-	qos_rules_free(&cur);
 	qos__destroy(skel);
 	return 0;
 }

@@ -139,8 +139,10 @@ struct qos_meta {
  * Documentation/classifier.rst for the model.
  *
  * Tuple-space search: every rule has a shape (family, source and destination
- * prefix lengths, flow-label mask, protocol compared or not) and lives in one
- * hash table under its key masked by that shape. A packet costs one hash
+ * prefix lengths, flow-label mask, protocol compared or not, source and
+ * destination port prefix lengths) and lives in one hash table under its key
+ * masked by that shape. A port range is cut into aligned power-of-two blocks,
+ * one entry each: a range costs entries and shapes, never a scan. A packet costs one hash
  * lookup per shape in use, however many rules share a shape. The shapes of
  * each family sit in a struct qos_rule_set, sorted so that the lookup can stop
  * early; the set is part of struct qos_cfg and changes with it, whole.
@@ -161,17 +163,31 @@ struct qos_meta {
 #define QOS_RULES_V4		(1U << 1)	/* IPv4 shapes exist (<< QOS_TABLE_IPV4) */
 #define QOS_RULES_V6		(1U << 2)	/* IPv6 shapes exist (<< QOS_TABLE_IPV6) */
 #define QOS_RULES_L4		(1U << 3)	/* a shape compares the upper-layer protocol */
+#define QOS_RULES_PORTS		(1U << 4)	/* a shape compares a port */
 
-/* qos_rule_key.mask: flow-label bits compared, and whether proto is. */
+/*
+ * qos_rule_key.mask: flow-label bits compared (0-19), the source and
+ * destination port prefix lengths (0-16, bits 20-24 and 25-29), and whether
+ * proto is compared. Everything that makes a shape is in the key, so equal
+ * masked values of two shapes never collide.
+ */
+#define QOS_RULE_M_SPORT_SHIFT	20
+#define QOS_RULE_M_DPORT_SHIFT	25
+#define QOS_RULE_M_PORT_LEN	0x1fU
 #define QOS_RULE_M_PROTO	(1U << 31)
+/* Blocks (entries) one rule may expand into per family: source blocks
+ * times destination blocks. */
+#define QOS_RULE_BLOCKS_MAX	64
 
 struct qos_rule_key {
 	__u8 table;		/* enum qos_table */
 	__u8 src_len;		/* prefix lengths of the shape */
 	__u8 dst_len;
 	__u8 proto;		/* upper-layer protocol, 0 unless QOS_RULE_M_PROTO */
-	__u32 mask;		/* flow-label mask | QOS_RULE_M_PROTO */
+	__u32 mask;		/* see QOS_RULE_M_* */
 	__u32 flowlabel;	/* host order, & mask */
+	__be16 sport;		/* & port prefix; 0 when ports are not compared */
+	__be16 dport;
 	__be32 src[4];		/* & prefix; IPv4 in src[0] */
 	__be32 dst[4];
 };
@@ -183,7 +199,9 @@ struct qos_rule_key {
  * rank orders overlapping rules: the lowest matching rank wins. qosctl
  * computes it as priority << 40 | (511 - specificity) << 24 | id, so a lower
  * priority number wins, then the longer match (prefix bits + flow-label mask
- * bits + 8 for a protocol), then the older rule id: always one winner.
+ * bits + 8 for a protocol + port bits), then the older rule id: always one
+ * winner. The port ranges are the rule's whole ranges, whichever block an
+ * entry holds, so that qosctl reads a rule back from any of its entries.
  */
 struct qos_rule_val {
 	__u64 rank;
@@ -192,7 +210,11 @@ struct qos_rule_val {
 	__u8 flags;		/* QOS_RULE_F_* */
 	__u8 dscp;		/* new DSCP with QOS_RULE_F_SET_DSCP */
 	__u8 pad;
-	__u32 policer;		/* per-rule policer index, 0 = none (policing issue) */
+	__u32 policer;		/* per-rule policer index, 0 = none */
+	__u16 sport_lo;		/* host order; 0-65535: any */
+	__u16 sport_hi;
+	__u16 dport_lo;
+	__u16 dport_hi;
 	__u32 pad2;
 	char name[QOS_RULE_NAME_LEN];
 };
@@ -206,6 +228,9 @@ struct qos_rule_shape {
 	__u8 dst_len;
 	__u8 proto_mask;	/* 0xff when the protocol is compared */
 	__u32 mask;		/* as qos_rule_key.mask */
+	__be16 sport_mask;	/* the port prefix lengths as masks */
+	__be16 dport_mask;
+	__u32 pad;
 	__be32 src[4];		/* the prefix lengths as address masks */
 	__be32 dst[4];
 	__u64 min_rank;		/* lowest rank of the shape's rules */

@@ -326,7 +326,7 @@ test_complete_bash()
 	expect "$classes" rule add dev "$IF" class ""
 	expect "$(qosctl_ns "$NS" show dev "$IF2" -j | jq -r '.classes[].name')" \
 		rule add dev "$IF2" src 2001:db8::/32 class ""
-	expect "id name src dst flowlabel proto" rule del dev "$IF2" ""
+	expect "id name src dst flowlabel proto sport dport" rule del dev "$IF2" ""
 	expect "$opts" stats dev "$IF2" --
 	expect "--wide --watch" stats dev "$IF2" --w
 	expect "$cmds" help ""

@@ -296,6 +296,24 @@ topo_h1_r_h2()
 	neigh_static "$H2" "$H2_IF" 10.1.2.2 2001:db8:2::2 "$R" "$R_IF2"
 }
 
+# topo_h1_r_h2_applied PROFILE RATE: topo_h1_r_h2 with PROFILE applied at
+# RATE on both of r's interfaces. Skips the test without HTB, fails it
+# without the topology; an apply that fails is a check_err.
+topo_h1_r_h2_applied()
+{
+	local dev
+
+	if ! qdisc_available htb; then
+		echo "SKIP: the kernel lacks HTB"
+		exit $ksft_skip
+	fi
+	topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }
+	for dev in "$R_IF1" "$R_IF2"; do
+		qosctl_ns "$R" apply "$1" dev "$dev" rate "$2"
+		check_err $? "apply on $dev"
+	done
+}
+
 # neigh_static NS IF V4 V6 PEER_NS PEER_IF: permanent neighbours for V4 and
 # V6 on NS's IF, with PEER_IF's MAC address.
 neigh_static()

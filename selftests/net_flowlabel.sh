@@ -29,17 +29,7 @@ if [ ! -x "$UDP_SEND" ]; then
 	echo "SKIP: $UDP_SEND not built (make)"
 	exit $ksft_skip
 fi
-if ! qdisc_available htb; then
-	echo "SKIP: the kernel lacks HTB"
-	exit $ksft_skip
-fi
-
-topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }
-
-for dev in "$R_IF1" "$R_IF2"; do
-	qosctl_ns "$R" apply pip-20pct dev "$dev" rate 100mbit
-	check_err $? "apply on $dev"
-done
+topo_h1_r_h2_applied pip-20pct 100mbit
 qosctl_ns "$R" rule add dev "$R_IF1" name steer flowlabel $LABEL class pip
 check_err $? "rule add"
 log_test "apply pip-20pct on r, rule flowlabel $LABEL class pip"

@@ -12,6 +12,10 @@
  * LBE", installed straight into the maps: it makes the ingress program walk
  * IPv6 extension headers, and the class tells whether the walk reached UDP
  * (LBE), stopped elsewhere (BE, or PIP from DSCP 46), or gave up (unparsed).
+ * The ports test adds "UDP destination port 42405 -> PIP" ahead of it: the
+ * payload's 0xa5 bytes are where the ports are, so every UDP packet whose
+ * ports the parser reaches moves to PIP, and a later fragment, which has no
+ * ports, stays with the protocol rule.
  */
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -47,6 +51,34 @@ static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
 	}
 	cfg->rs = set;
 	cfg->rules = QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4;
+	return qos_test_cfg_put(skel, cfg);
+}
+
+#define PORT_CLASS	CLS_PIP
+#define PORT_RULE_ID	8
+#define PORT		0xa5a5	/* what pkt_payload() writes */
+
+/* Add "proto 17 dport PORT -> PORT_CLASS", ranked ahead of the UDP rule,
+ * as the first shape of both families. */
+static int install_port_rule(struct qos *skel, struct qos_cfg *cfg)
+{
+	struct qos_rule_val val = { .rank = 1, .id = PORT_RULE_ID, .class_id = PORT_CLASS };
+	uint32_t t, mask = QOS_RULE_M_PROTO | 16U << QOS_RULE_M_DPORT_SHIFT;
+
+	for (t = 0; t < QOS_TABLE_MAX; t++) {
+		struct qos_rule_key key = { .table = t, .proto = IPPROTO_UDP, .mask = mask,
+					    .dport = htons(PORT) };
+		struct qos_rule_shape *s = cfg->rs.shape[t];
+
+		s[1] = s[0];
+		s[0].mask = mask;
+		s[0].dport_mask = 0xffff;
+		s[0].min_rank = val.rank;
+		cfg->rs.n[t] = 2;
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rules), &key, &val, 0))
+			return -errno;
+	}
+	cfg->rules |= QOS_RULES_PORTS;
 	return qos_test_cfg_put(skel, cfg);
 }
 
@@ -221,6 +253,7 @@ static const struct pcase cases[] = {
 	{ "ipv4 udp", 0, 4, .proto = UDP, .cls = UDP_CLASS, .fam = V4 },
 	{ "ipv4 tcp", 0, 4, .proto = TCP, .cls = CLS_BE, .fam = V4 },
 	{ "ipv4 tcp ef", 0, 4, .dscp = 46, .proto = TCP, .cls = CLS_PIP, .fam = V4 },
+	{ "ipv4 icmp", 0, 4, .proto = IPPROTO_ICMP, .cls = CLS_BE, .fam = V4 },
 	{ "ipv4 vlan", 1, 4, .proto = UDP, .cls = UDP_CLASS, .fam = V4 },
 	{ "ipv4 qinq", 2, 4, .proto = UDP, .cls = UDP_CLASS, .fam = V4 },
 	{ "ipv4 options 4", 0, 4, 4, .proto = UDP, .cls = UDP_CLASS, .fam = V4 },
@@ -242,6 +275,8 @@ static const struct pcase cases[] = {
 	{ "ipv6 udp", 0, 6, .proto = UDP, .cls = UDP_CLASS, .fam = V6 },
 	{ "ipv6 tcp", 0, 6, .proto = TCP, .cls = CLS_BE, .fam = V6 },
 	{ "ipv6 tcp ef", 0, 6, .dscp = 46, .proto = TCP, .cls = CLS_PIP, .fam = V6 },
+	{ "ipv6 icmpv6", 0, 6, .proto = IPPROTO_ICMPV6, .next = 1, .ext = { DST8 },
+	  .cls = CLS_BE, .fam = V6 },
 	{ "ipv6 vlan", 1, 6, .proto = UDP, .cls = UDP_CLASS, .fam = V6 },
 	{ "ipv6 qinq", 2, 6, .proto = UDP, .cls = UDP_CLASS, .fam = V6 },
 	{ "ipv6 hop-by-hop", 0, 6, .proto = UDP, .next = 1, .ext = { HBH(8) },
@@ -359,20 +394,41 @@ FIXTURE_TEARDOWN(parse)
 	qos__destroy(self->skel);
 }
 
-/* Each case through both programs: class in the mark (ingress) and in
+/* A fragment other than the first: it carries no L4 header. */
+static bool later_fragment(const struct pcase *pc)
+{
+	int i;
+
+	if (pc->l3 != 6 && (pc->frag & 0x1fff))
+		return true;
+	for (i = 0; i < pc->next; i++)
+		if (pc->ext[i].type == IPPROTO_FRAGMENT && (pc->ext[i].frag & 0xfff8))
+			return true;
+	return false;
+}
+
+/*
+ * Each case through both programs: class in the mark (ingress) and in
  * skb->priority (egress, unmarked), the packet unchanged, and exact
- * counters per class, family and unparsed reason. */
-TEST_F(parse, table)
+ * counters per class, family and unparsed reason, and of each rule. With
+ * @ports, a UDP packet with ports goes to the port rule.
+ */
+static void run_table(struct __test_metadata *_metadata, FIXTURE_DATA(parse) *self, bool ports)
 {
 	uint64_t want[QOS_MAX_CLASSES][QOS_FAM_MAX] = {}, want_unp[QOS_UNP_MAX] = {};
-	uint64_t want_hits = 0;
+	uint64_t want_hits = 0, want_port_hits = 0;
 	static struct run_result r;
 	static struct pkt p;
 	size_t i;
 	int d, c, f;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct pcase *pc = &cases[i];
+		struct pcase pcv = cases[i], *pc = &pcv;
+
+		if (ports && !pc->reason && pc->cls == UDP_CLASS && !later_fragment(pc)) {
+			pc->cls = PORT_CLASS;
+			want_port_hits += 2;
+		}
 
 		build(&p, pc);
 		for (d = 0; d < QOS_DIR_MAX; d++) {
@@ -413,6 +469,22 @@ TEST_F(parse, table)
 	}
 	EXPECT_EQ(want_hits,
 		  qos_test_ctr(bpf_map__fd(self->skel->maps.qos_rule_stats), RULE_ID).packets);
+	EXPECT_EQ(want_port_hits,
+		  qos_test_ctr(bpf_map__fd(self->skel->maps.qos_rule_stats), PORT_RULE_ID).packets);
+}
+
+TEST_F(parse, table)
+{
+	run_table(_metadata, self, false);
+}
+
+/* The same packets with a port rule: the ports are found after VLAN tags,
+ * IPv4 options and IPv6 extension headers, in first fragments and 6in4, and
+ * neither in later fragments nor in TCP or ICMP. */
+TEST_F(parse, ports)
+{
+	ASSERT_EQ(0, install_port_rule(self->skel, &self->cfg));
+	run_table(_metadata, self, true);
 }
 
 /* Without a protocol rule the extension headers are not walked: a chain

@@ -7,7 +7,9 @@
  * rules, every overlap rule (priority, then specificity, then age), 6in4 and
  * tagged frames, DSCP rewrite (checksum, ECN and flow label), per-rule hit
  * counters, live changes without reloading, the limits, profile [rule]
- * sections, and a million rules.
+ * sections, and a million rules. Ports: TCP, UDP, ICMP and ICMPv6 in both
+ * families, range edges, IPv4 options, IPv6 extension headers, first and
+ * later fragments, tags and 6in4. Rules with a policer of their own.
  */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -30,13 +32,17 @@ struct pspec {
 	uint32_t fl;
 	uint8_t dscp;
 	uint8_t proto;
+	uint16_t sport;		/* written at the start of the L4 header */
+	uint16_t dport;
+	uint16_t frag;		/* IPv4 frag_off / IPv6 Fragment header offset|M */
+	bool ext;		/* IPv6: Hop-by-Hop, Destination Options, Routing */
 };
 
 static void build(struct pkt *p, const struct pspec *s)
 {
 	bool v6 = s->shape != V4 && s->shape != V4_QINQ;
 	uint8_t tos = s->dscp << 2 | 1;	/* ECT(1) */
-	size_t l3;
+	size_t l3, l4;
 	uint8_t *a;
 
 	pkt_init(p);
@@ -52,16 +58,30 @@ static void build(struct pkt *p, const struct pspec *s)
 		struct ipv6hdr *ip6 = pkt_ipv6(p, tos, s->fl, s->proto);
 
 		a = (uint8_t *)&ip6->saddr;
+		if (s->ext) {
+			pkt_ipv6_ext(p, IPPROTO_HOPOPTS, 8, 0);
+			pkt_ipv6_ext(p, IPPROTO_DSTOPTS, 16, 0);
+			pkt_ipv6_ext(p, IPPROTO_ROUTING, 24, 0);
+		}
+		if (s->frag)
+			pkt_ipv6_ext(p, IPPROTO_FRAGMENT, 8, s->frag);
 	} else {
 		struct iphdr *ip = pkt_ipv4(p, tos, s->proto, 8);
 
 		a = (uint8_t *)&ip->saddr;
+		ip->frag_off = htons(s->frag);
 	}
 	if (s->src)
 		inet_pton(v6 ? AF_INET6 : AF_INET, s->src, a);
 	if (s->dst)
 		inet_pton(v6 ? AF_INET6 : AF_INET, s->dst, a + (v6 ? 16 : 4));
+	l4 = p->len;
 	pkt_payload(p, 40);
+	if (s->sport || s->dport) {
+		uint16_t ports[2] = { htons(s->sport), htons(s->dport) };
+
+		memcpy(p->buf + l4, ports, sizeof(ports));
+	}
 	pkt_end(p, l3);
 }
 
@@ -70,6 +90,7 @@ static int rule_parse(const char *words, const struct qos_profile *prof, struct 
 {
 	char buf[512], err[256], *k, *v, *save = NULL;
 	const struct qos_class_spec *cl;
+	const char *key;
 
 	qos_rule_init(r);
 	snprintf(buf, sizeof(buf), "%s", words);
@@ -80,12 +101,20 @@ static int rule_parse(const char *words, const struct qos_profile *prof, struct 
 			return -EINVAL;
 		}
 	}
-	if (qos_rule_check(r, err, sizeof(err)))
+	if (qos_rule_check(r, &key, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s: %s\n", words, key, err);
 		return -EINVAL;
+	}
 	cl = qos_profile_class(prof, r->class_name);
 	if (!cl)
 		return -ENOENT;
 	r->class_id = cl->id;
+	if (r->police_act.type == QOS_PA_DEMOTE) {
+		cl = qos_profile_class(prof, r->police_demote);
+		if (!cl)
+			return -ENOENT;
+		r->police_act.arg = cl->id;
+	}
 	return 0;
 }
 
@@ -110,6 +139,8 @@ static void fixture_init(struct __test_metadata *_metadata, FIXTURE_DATA(rules) 
 	self->m.rules = bpf_map__fd(self->skel->maps.qos_rules);
 	self->m.stats = bpf_map__fd(self->skel->maps.qos_rule_stats);
 	self->m.capacity = bpf_map__max_entries(self->skel->maps.qos_rules);
+	self->m.policers = bpf_map__fd(self->skel->maps.qos_policers);
+	self->m.police_stats = bpf_map__fd(self->skel->maps.qos_police_stats);
 }
 
 FIXTURE_SETUP(rules)
@@ -274,27 +305,32 @@ static const struct rcase {
 	  "v6-3tuple", 2 },
 };
 
-TEST_F(rules, table)
+/* Install @words, run @cases: the class of each, then the exact hits of
+ * every rule and the exact per-class, per-family counters. */
+static void run_cases(struct __test_metadata *_metadata, FIXTURE_DATA(rules) *self,
+		      const char *const *words, size_t nwords, const struct rcase *cases,
+		      size_t ncases, uint32_t flags)
 {
-	uint64_t want_hits[ARRAY_SIZE(table_rules)] = {};
 	uint64_t want[QOS_MAX_CLASSES][QOS_FAM_MAX] = {};
+	uint64_t *want_hits = calloc(nwords, sizeof(*want_hits));
 	size_t i, j;
 	int c, f;
 
-	ASSERT_EQ(0, install(self, table_rules, ARRAY_SIZE(table_rules)));
-	ASSERT_EQ(ARRAY_SIZE(table_rules), self->cur.n);
-	EXPECT_EQ(QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4, self->cfg.rules );
+	ASSERT_NE(NULL, want_hits);
+	ASSERT_EQ(0, install(self, words, nwords));
+	ASSERT_EQ(nwords, self->cur.n);
+	EXPECT_EQ(flags, self->cfg.rules);
 
-	for (i = 0; i < ARRAY_SIZE(table_cases); i++) {
-		const struct rcase *rc = &table_cases[i];
+	for (i = 0; i < ncases; i++) {
+		const struct rcase *rc = &cases[i];
 
 		EXPECT_EQ(rc->cls, classify(self, &rc->pkt)) TH_LOG("%s", rc->name);
 		want[rc->cls][rc->fam]++;
-		for (j = 0; rc->rule && j < ARRAY_SIZE(table_rules); j++)
+		for (j = 0; rc->rule && j < nwords; j++)
 			if (!strcmp(self->cur.r[j].name, rc->rule))
 				want_hits[j]++;
 	}
-	for (j = 0; j < ARRAY_SIZE(table_rules); j++) {
+	for (j = 0; j < nwords; j++) {
 		EXPECT_EQ(want_hits[j], hits(self, self->cur.r[j].name))
 			TH_LOG("hits of %s", self->cur.r[j].name);
 	}
@@ -304,6 +340,122 @@ TEST_F(rules, table)
 				TH_LOG("class %d family %d", c, f);
 		}
 	}
+	free(want_hits);
+}
+
+TEST_F(rules, table)
+{
+	run_cases(_metadata, self, table_rules, ARRAY_SIZE(table_rules), table_cases,
+		  ARRAY_SIZE(table_cases), QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4);
+}
+
+static const char *const port_rules[] = {
+	"name tcp80 proto tcp dport 80 class pip",
+	"name udp-rng proto udp dport 1000-2000 class lbe",
+	/* a later fragment has no ports, but a protocol */
+	"name udp-all proto udp priority 1000 class pip",
+	/* priority over udp-rng, IPv6 only */
+	"name v6-sport src 2001:db8:a::/48 proto udp sport 5000-5003 priority 50 class pip",
+	"name v4-443 src 10.8.0.0/16 proto tcp sport 1024-65535 dport 443 class lbe",
+	"name icmp proto icmp class lbe",
+	"name icmp6 proto ipv6-icmp class lbe",
+};
+
+#define UDP_(sp, dp)	.proto = IPPROTO_UDP, .sport = sp, .dport = dp
+#define TCP_(sp, dp)	.proto = IPPROTO_TCP, .sport = sp, .dport = dp
+#define V6_FRAG_LATER	(185 << 3 | 1)
+#define V4_FRAG_LATER	0x2000 | 185
+#define FRAG_FIRST_V6	1
+#define FRAG_FIRST_V4	0x2000
+
+static const struct rcase port_cases[] = {
+	{ "tcp dport, ipv4", { V4, TCP_(40000, 80) }, CLS_PIP, "tcp80", 0 },
+	{ "tcp dport, ipv6", { V6, TCP_(40000, 80) }, CLS_PIP, "tcp80", 1 },
+	{ "tcp other dport, ipv4", { V4, TCP_(40000, 81) }, CLS_BE, NULL, 0 },
+	{ "tcp other dport, ipv6", { V6, TCP_(40000, 81) }, CLS_BE, NULL, 1 },
+	{ "tcp sport is not dport", { V6, TCP_(80, 1) }, CLS_BE, NULL, 1 },
+	{ "udp dport 80 is not tcp", { V4, UDP_(1, 80) }, CLS_PIP, "udp-all", 0 },
+	/* range edges, both families */
+	{ "below range, ipv4", { V4, UDP_(1, 999) }, CLS_PIP, "udp-all", 0 },
+	{ "range low edge, ipv4", { V4, UDP_(1, 1000) }, CLS_LBE, "udp-rng", 0 },
+	{ "range block edge 1023, ipv4", { V4, UDP_(1, 1023) }, CLS_LBE, "udp-rng", 0 },
+	{ "range block edge 1024, ipv4", { V4, UDP_(1, 1024) }, CLS_LBE, "udp-rng", 0 },
+	{ "range high edge, ipv4", { V4, UDP_(1, 2000) }, CLS_LBE, "udp-rng", 0 },
+	{ "above range, ipv4", { V4, UDP_(1, 2001) }, CLS_PIP, "udp-all", 0 },
+	{ "below range, ipv6", { V6, UDP_(1, 999) }, CLS_PIP, "udp-all", 1 },
+	{ "range low edge, ipv6", { V6, UDP_(1, 1000) }, CLS_LBE, "udp-rng", 1 },
+	{ "range middle, ipv6", { V6, UDP_(1, 1536) }, CLS_LBE, "udp-rng", 1 },
+	{ "range high edge, ipv6", { V6, UDP_(1, 2000) }, CLS_LBE, "udp-rng", 1 },
+	{ "above range, ipv6", { V6, UDP_(1, 2001) }, CLS_PIP, "udp-all", 1 },
+	/* sport range with a prefix, IPv6 only; priority over udp-rng */
+	{ "v6 sport range low", { V6, "2001:db8:a::1", UDP_(5000, 1500) }, CLS_PIP, "v6-sport",
+	  1 },
+	{ "v6 sport range high", { V6, "2001:db8:a::1", UDP_(5003, 1500) }, CLS_PIP, "v6-sport",
+	  1 },
+	{ "v6 sport past range", { V6, "2001:db8:a::1", UDP_(5004, 1500) }, CLS_LBE, "udp-rng",
+	  1 },
+	{ "v6 sport, other src", { V6, "2001:db8:b::1", UDP_(5000, 1500) }, CLS_LBE, "udp-rng",
+	  1 },
+	{ "v6 sport rule, ipv4", { V4, UDP_(5000, 1500) }, CLS_LBE, "udp-rng", 0 },
+	/* both ports and a prefix, IPv4 only */
+	{ "v4 5-tuple", { V4, "10.8.1.1", TCP_(1024, 443) }, CLS_LBE, "v4-443", 0 },
+	{ "v4 5-tuple top port", { V4, "10.8.1.1", TCP_(65535, 443) }, CLS_LBE, "v4-443", 0 },
+	{ "v4 5-tuple, sport 1023", { V4, "10.8.1.1", TCP_(1023, 443) }, CLS_BE, NULL, 0 },
+	{ "v4 5-tuple, other src", { V4, "10.9.1.1", TCP_(1024, 443) }, CLS_BE, NULL, 0 },
+	/* ICMP of each family; ICMP and ICMPv6 have no ports */
+	{ "icmp", { V4, .proto = IPPROTO_ICMP, .dport = 80 }, CLS_LBE, "icmp", 0 },
+	{ "icmpv6", { V6, .proto = IPPROTO_ICMPV6, .dport = 80 }, CLS_LBE, "icmp6", 1 },
+	/* proto is a number: a rule of no family matches it in either */
+	{ "protocol 1 in ipv6", { V6, .proto = IPPROTO_ICMP }, CLS_LBE, "icmp", 1 },
+	{ "icmpv6 is not icmp", { V6, .proto = IPPROTO_ICMPV6, .src = "2001:db8:a::1" }, CLS_LBE,
+	  "icmp6", 1 },
+	{ "protocol 2 is neither", { V4, .proto = 2 }, CLS_BE, NULL, 0 },
+	/* IPv6 extension headers before the ports */
+	{ "ext headers, udp range", { V6, UDP_(1, 1500), .ext = true }, CLS_LBE, "udp-rng", 1 },
+	{ "ext headers, tcp", { V6, TCP_(1, 80), .ext = true }, CLS_PIP, "tcp80", 1 },
+	/* fragments: the first has the ports, a later one only the protocol */
+	{ "ipv4 first fragment", { V4, UDP_(1, 1500), .frag = FRAG_FIRST_V4 }, CLS_LBE,
+	  "udp-rng", 0 },
+	{ "ipv4 later fragment", { V4, UDP_(1, 1500), .frag = V4_FRAG_LATER }, CLS_PIP,
+	  "udp-all", 0 },
+	{ "ipv4 later fragment, tcp", { V4, TCP_(1, 80), .frag = V4_FRAG_LATER }, CLS_BE, NULL,
+	  0 },
+	{ "ipv6 first fragment", { V6, UDP_(1, 1500), .frag = FRAG_FIRST_V6 }, CLS_LBE,
+	  "udp-rng", 1 },
+	{ "ipv6 later fragment", { V6, UDP_(1, 1500), .frag = V6_FRAG_LATER }, CLS_PIP,
+	  "udp-all", 1 },
+	{ "ipv6 later fragment after ext", { V6, TCP_(1, 80), .frag = V6_FRAG_LATER, .ext = true },
+	  CLS_BE, NULL, 1 },
+	/* tags and 6in4 */
+	{ "802.1Q, tcp", { V6_VLAN, TCP_(1, 80) }, CLS_PIP, "tcp80", 1 },
+	{ "QinQ, udp range", { V4_QINQ, UDP_(1, 1000) }, CLS_LBE, "udp-rng", 0 },
+	{ "6in4, udp range", { V6IN4, UDP_(1, 2000) }, CLS_LBE, "udp-rng", 2 },
+	{ "6in4, sport rule", { V6IN4, "2001:db8:a::1", UDP_(5001, 1) }, CLS_PIP, "v6-sport", 2 },
+};
+
+TEST_F(rules, ports)
+{
+	run_cases(_metadata, self, port_rules, ARRAY_SIZE(port_rules), port_cases,
+		  ARRAY_SIZE(port_cases),
+		  QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4 | QOS_RULES_PORTS);
+}
+
+/* The egress program classifies unmarked packets by the same rules. */
+TEST_F(rules, ports_egress)
+{
+	static const struct pspec v4 = { V4, TCP_(1, 80) }, v6 = { V6, UDP_(1, 1999) };
+	static struct run_result r;
+	static struct pkt p;
+
+	ASSERT_EQ(0, install(self, port_rules, ARRAY_SIZE(port_rules)));
+	build(&p, &v4);
+	pkt_run(self->prog[QOS_DIR_EGRESS], &p, 0, &r);
+	EXPECT_EQ(self->cfg.classid[CLS_PIP], r.ctx.priority);
+	build(&p, &v6);
+	pkt_run(self->prog[QOS_DIR_EGRESS], &p, 0, &r);
+	EXPECT_EQ(self->cfg.classid[CLS_LBE], r.ctx.priority);
+	EXPECT_EQ(1, hits(self, "tcp80"));
+	EXPECT_EQ(1, hits(self, "udp-rng"));
 }
 
 /* The rules read back from the maps are the rules installed. */
@@ -312,18 +464,28 @@ TEST_F(rules, read_back)
 	struct qos_rules got = {};
 	size_t i, j, found = 0;
 
-	ASSERT_EQ(0, install(self, table_rules, ARRAY_SIZE(table_rules)));
-	ASSERT_EQ(0, qos_rules_read(&self->m, &got, true));
-	ASSERT_EQ(self->cur.n, got.n);
-	for (i = 0; i < got.n; i++)
-		for (j = 0; j < self->cur.n; j++)
-			if (got.r[i].id == self->cur.r[j].id) {
-				EXPECT_TRUE(qos_rule_same(&got.r[i], &self->cur.r[j]))
-					TH_LOG("%s", self->cur.r[j].name);
-				found++;
-			}
-	EXPECT_EQ(got.n, found);
-	qos_rules_free(&got);
+	static const char *const *const sets[] = { table_rules, port_rules };
+	static const size_t n[] = { ARRAY_SIZE(table_rules), ARRAY_SIZE(port_rules) };
+	struct qos_rules none = {};
+	size_t s;
+
+	/* Port rules have an entry per block: each is read back once. */
+	for (s = 0; s < ARRAY_SIZE(sets); s++) {
+		ASSERT_EQ(0, commit(self, &none));
+		ASSERT_EQ(0, install(self, sets[s], n[s]));
+		ASSERT_EQ(0, qos_rules_read(&self->m, &got, true));
+		ASSERT_EQ(self->cur.n, got.n);
+		found = 0;
+		for (i = 0; i < got.n; i++)
+			for (j = 0; j < self->cur.n; j++)
+				if (got.r[i].id == self->cur.r[j].id) {
+					EXPECT_TRUE(qos_rule_same(&got.r[i], &self->cur.r[j]))
+						TH_LOG("%s", self->cur.r[j].name);
+					found++;
+				}
+		EXPECT_EQ(got.n, found);
+		qos_rules_free(&got);
+	}
 }
 
 /* set-dscp: the DSCP changes, ECN and the flow label do not, the IPv4
@@ -525,6 +687,7 @@ TEST_F(rules, limits)
 	struct qos_rules next = {};
 	struct qos_rule r;
 	char words[128], err[256];
+	const char *key;
 	int i;
 
 	EXPECT_EQ(-EEXIST, install(self, dup, 2));
@@ -549,11 +712,183 @@ TEST_F(rules, limits)
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "src", "2001:db8::/129", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "priority", "70000", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "proto", "300", err, sizeof(err)));
-	EXPECT_EQ(-ENOENT, qos_rule_set(&r, "sport", "80", err, sizeof(err)));
+	EXPECT_EQ(-ENOENT, qos_rule_set(&r, "port", "80", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "sport", "65536", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "2000-1000", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "80-", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "-80", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dport", "http", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "police", "20%", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "police", "999bit", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "burst", "0", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "action", "pass", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "action", "remark:ff", err, sizeof(err)));
 	ASSERT_EQ(0, qos_rule_set(&r, "src", "10.0.0.0/8", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "dst", "2001:db8::/32", err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, qos_rule_set(&r, "flowlabel", "5", err, sizeof(err)));
-	EXPECT_EQ(-EINVAL, qos_rule_check(&r, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_check(&r, &key, err, sizeof(err)));
+	EXPECT_STREQ("class", key);
+
+	/* Ports need a protocol with ports. */
+	ASSERT_EQ(0, qos_rule_set(&r, "class", "pip", err, sizeof(err)));
+	ASSERT_EQ(0, qos_rule_set(&r, "dport", "80", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_check(&r, &key, err, sizeof(err)));
+	EXPECT_STREQ("dport", key);
+	ASSERT_EQ(0, qos_rule_set(&r, "proto", "icmp", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, qos_rule_check(&r, &key, err, sizeof(err)));
+	ASSERT_EQ(0, qos_rule_set(&r, "proto", "sctp", err, sizeof(err)));
+	EXPECT_EQ(0, qos_rule_check(&r, &key, err, sizeof(err)));
+	/* 1-65534 is 30 blocks; with a second range, past the limit. */
+	ASSERT_EQ(0, qos_rule_set(&r, "sport", "1-65534", err, sizeof(err)));
+	EXPECT_EQ(0, qos_rule_check(&r, &key, err, sizeof(err)));
+	ASSERT_EQ(0, qos_rule_set(&r, "dport", "1-4", err, sizeof(err)));
+	EXPECT_EQ(-E2BIG, qos_rule_check(&r, &key, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "90 aligned blocks")) TH_LOG("%s", err);
+	/* 0-65535 is any port. */
+	ASSERT_EQ(0, qos_rule_set(&r, "sport", "0-65535", err, sizeof(err)));
+	ASSERT_EQ(0, qos_rule_set(&r, "dport", "0-65535", err, sizeof(err)));
+	ASSERT_EQ(0, qos_rule_set(&r, "proto", "icmp", err, sizeof(err)));
+	EXPECT_EQ(0, qos_rule_check(&r, &key, err, sizeof(err)));
+}
+
+/* Packets of @s through ingress @n times: how many the program dropped. */
+static uint32_t run_n(FIXTURE_DATA(rules) *self, const struct pspec *s, uint32_t n,
+		      uint32_t *cls)
+{
+	static struct run_result r;
+	static struct pkt p;
+	uint32_t i, shot = 0;
+
+	build(&p, s);
+	for (i = 0; i < n; i++) {
+		pkt_run(self->prog[QOS_DIR_INGRESS], &p, 0, &r);
+		if (r.retval == TC_ACT_SHOT)
+			shot++;
+		else
+			cls[(r.ctx.mark & MARK_MASK) >> MARK_SHIFT]++;
+	}
+	return shot;
+}
+
+static uint64_t police_pkts(FIXTURE_DATA(rules) *self, uint32_t idx, uint32_t fam, uint32_t c)
+{
+	return qos_test_ctr(self->m.police_stats, qos_police_stats_key(idx, fam, c)).packets;
+}
+
+/*
+ * A rule's own policer: a burst of exactly two frames passes two packets
+ * (1 kbit/s refills a frame in about a second, far longer than the test),
+ * the rest get the rule's action; the class's policer (PIP's, in
+ * pip-20pct) is not used; each family its own rule and policer. Deleting
+ * a rule clears its policer.
+ */
+TEST_F(rules, police)
+{
+	static const struct pspec v4 = { V4, TCP_(1, 7000) }, v6 = { V6, TCP_(1, 7000) };
+	static struct pkt p4, p6;
+	uint32_t cls[QOS_MAX_CLASSES] = {}, i4, i6;
+	char w[3][160];
+	const char *words[3] = { w[0], w[1], w[2] };
+	struct qos_rules got = {}, next = {};
+	struct qos_policer pol;
+	size_t i;
+
+	build(&p4, &v4);
+	build(&p6, &v6);
+	snprintf(w[0], sizeof(w[0]),
+		 "name p4 src 10.1.1.1 proto tcp dport 7000 class pip police 1kbit burst %zu",
+		 2 * p4.len);
+	snprintf(w[1], sizeof(w[1]),
+		 "name p6 src 2001:db8:1::1 proto tcp dport 7000 class pip police 1kbit burst %zu action demote:lbe",
+		 2 * p6.len);
+	snprintf(w[2], sizeof(w[2]), "name p6r flowlabel 0x777 class be police 10mbit");
+	ASSERT_EQ(0, install(self, words, 3));
+	i4 = rule_named(self, "p4")->policer;
+	i6 = rule_named(self, "p6")->policer;
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST, i4);
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST + 1, i6);
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST + 2, rule_named(self, "p6r")->policer);
+
+	EXPECT_EQ(8, run_n(self, &v4, 10, cls));
+	EXPECT_EQ(2, cls[CLS_PIP]);
+	EXPECT_EQ(2, police_pkts(self, i4, QOS_FAM_IPV4, TB_GREEN));
+	EXPECT_EQ(8, police_pkts(self, i4, QOS_FAM_IPV4, TB_RED));
+	/* Counted in the rule's class, by verdict. */
+	EXPECT_EQ(2, qos_test_ctr(bpf_map__fd(self->skel->maps.qos_stats),
+				  qos_stats_key(0, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS)).packets);
+	EXPECT_EQ(8, qos_test_ctr(bpf_map__fd(self->skel->maps.qos_stats),
+				  qos_stats_key(0, CLS_PIP, QOS_FAM_IPV4, QOS_V_DROP)).packets);
+
+	memset(cls, 0, sizeof(cls));
+	EXPECT_EQ(0, run_n(self, &v6, 10, cls));
+	EXPECT_EQ(2, cls[CLS_PIP]);
+	EXPECT_EQ(8, cls[CLS_LBE]);
+	EXPECT_EQ(2, police_pkts(self, i6, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(8, police_pkts(self, i6, QOS_FAM_IPV6, TB_RED));
+	EXPECT_EQ(0, police_pkts(self, i4, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(0, police_pkts(self, CLS_PIP, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(10, hits(self, "p4"));
+	EXPECT_EQ(10, hits(self, "p6"));
+
+	/* Read back as installed, auto burst included. */
+	ASSERT_EQ(0, qos_rules_read(&self->m, &got, false));
+	for (i = 0; i < got.n; i++) {
+		EXPECT_TRUE(qos_rule_same(&got.r[i], rule_named(self, got.r[i].name)))
+			TH_LOG("%s", got.r[i].name);
+	}
+	qos_rules_free(&got);
+
+	/* p4 deleted: its policer is cleared, p6's is kept, buckets and all. */
+	ASSERT_EQ(0, qos_rules_add(&next, rule_named(self, "p6")));
+	ASSERT_EQ(0, commit(self, &next));
+	ASSERT_EQ(0, bpf_map_lookup_elem_flags(self->m.policers, &i4, &pol, BPF_F_LOCK));
+	EXPECT_EQ(0, pol.tb.cir);
+	memset(cls, 0, sizeof(cls));
+	EXPECT_EQ(0, run_n(self, &v6, 1, cls));
+	EXPECT_EQ(1, cls[CLS_LBE]);
+	/* Now unpoliced, as PIP's policer has room for it. */
+	memset(cls, 0, sizeof(cls));
+	EXPECT_EQ(0, run_n(self, &v4, 1, cls));
+	EXPECT_EQ(1, cls[CLS_BE]);
+}
+
+/* Port ranges are aligned blocks: the shapes they take count against the
+ * limit, and two ranges that share a block are refused. */
+TEST_F(rules, port_limits)
+{
+	static const char *const share[] = { "name a proto tcp dport 0-1535 class pip",
+					     "name b proto tcp dport 0-1023 priority 5 class lbe" };
+	static const char *const apart[] = { "name a proto tcp dport 0-1535 class pip",
+					     "name b proto tcp dport 0-1022 priority 5 class lbe" };
+	/* 1-65534: blocks of 2^0 to 2^14 ports, 15 shapes; port 0 takes one of
+	 * them, dport 7 the 16th, a protocol-only rule would be the 17th. */
+	static const char *const wide[] = { "name w proto udp sport 1-65534 class pip",
+					    "name z proto udp sport 0 class lbe",
+					    "name y proto udp dport 7 class lbe",
+					    "name x proto udp priority 7 class lbe" };
+	static const struct pspec p1535 = { V4, TCP_(1, 1535) }, p1000 = { V6, TCP_(1, 1000) };
+	char err[512];
+	struct qos_rules next = {};
+	struct qos_rule r;
+	size_t i;
+
+	EXPECT_EQ(-EEXIST, install(self, share, 2));
+	EXPECT_EQ(0, self->cur.n);
+	ASSERT_EQ(0, install(self, apart, 2));
+	EXPECT_EQ(CLS_PIP, classify(self, &p1535));
+	EXPECT_EQ(CLS_LBE, classify(self, &p1000));
+	ASSERT_EQ(0, commit(self, &next));
+
+	for (i = 0; i < ARRAY_SIZE(wide); i++) {
+		ASSERT_EQ(0, rule_parse(wide[i], &self->prof, &r));
+		ASSERT_EQ(0, qos_rules_add(&next, &r));
+	}
+	EXPECT_EQ(-E2BIG, apply_set(self, &next, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "rule x: more than 16 IPv4 rule shapes")) TH_LOG("%s", err);
+	next.n = 3;
+	EXPECT_EQ(0, commit(self, &next));
+	EXPECT_EQ(16, self->cfg.rs.n[QOS_TABLE_IPV4]);
+	qos_rules_free(&next);
 }
 
 TEST(table_full)
@@ -590,7 +925,8 @@ TEST(profile_rules)
 		"[class be]\nid = 3\nrate = 79%\n"
 		"[rule voice]\nflowlabel = 0x12345\nsrc = 2001:db8::/32\nclass = pip\n"
 		"set-dscp = ef\npriority = 10\n"
-		"[rule bulk]\nsrc = 10.0.0.0/8\nclass = be\n";
+		"[rule bulk]\nsrc = 10.0.0.0/8\nclass = be\n"
+		"[rule web]\nproto = tcp\ndport = 80-81\nsport = 1024\nclass = pip\n";
 	static const struct {
 		const char *text;
 		const char *want;	/* in the error */
@@ -601,6 +937,13 @@ TEST(profile_rules)
 		{ "[rule a]\nsrc = 10.0.0.0/8\nclass = pip\n[rule b]\nsrc = 10.0.0.0/8\nclass = be\n",
 		  "same match" },
 		{ "[rule a]\nport = 80\n", ":10: port:" },
+		{ "[rule a]\nproto = tcp\ndport = 70000\n", ":11: dport:" },
+		{ "[rule a]\nclass = pip\npolice = 1mbit\naction = demote:nope\n",
+		  ":11: action: [rule a]: no class named 'nope'" },
+		{ "[rule a]\nclass = pip\nburst = 10kb\n", ":10: burst: [rule a]: burst and action need police" },
+		{ "[rule a]\nclass = pip\nsport = 80\n", ":11: sport: [rule a]: ports need proto" },
+		{ "[rule a]\nclass = pip\nproto = udp\nsport = 1-65534\ndport = 1-4\n",
+		  ":13: dport: [rule a]: sport 1-65534 and dport 1-4 cut into 90" },
 	};
 	static struct qos_profile p;
 	char path[] = "/tmp/qos-profile-XXXXXX", err[512];
@@ -615,7 +958,7 @@ TEST(profile_rules)
 	fclose(f);
 	EXPECT_EQ(0, qos_profile_load(path, &p, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ(1024, p.rule_entries);
-	ASSERT_EQ(2, p.rules.n);
+	ASSERT_EQ(3, p.rules.n);
 	EXPECT_STREQ("voice", p.rules.r[0].name);
 	EXPECT_EQ(2, p.rules.r[0].class_id);
 	EXPECT_EQ(46, p.rules.r[0].dscp);
@@ -623,6 +966,10 @@ TEST(profile_rules)
 	EXPECT_EQ(0x12345, p.rules.r[0].flowlabel);
 	EXPECT_TRUE(p.rules.r[0].profile);
 	EXPECT_EQ(3, p.rules.r[1].class_id);
+	EXPECT_EQ(80, p.rules.r[2].dport_lo);
+	EXPECT_EQ(81, p.rules.r[2].dport_hi);
+	EXPECT_EQ(1024, p.rules.r[2].sport_lo);
+	EXPECT_EQ(1024, p.rules.r[2].sport_hi);
 	qos_profile_free(&p);
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {

@@ -82,6 +82,9 @@ base | sed 's/^ceil = 20%$/ceil = 20%\nbounded = yes/; s/^rate = 20%$/rate = 10%
 	check_case "both burst and maxburst" 100mbit "16: maxburst: [class be] sets both burst and maxburst"
 base | sed 's/^default = be$/default = be\nnd-class = nc/' |
 	check_case "an nd-class that is not a class" 100mbit "3: nd-class: no class named 'nc'"
+{ base; printf '[rule r]\nclass = pip\nproto = udp\ndport = 0000000080\n'; } |
+	check_case "a port longer than any port" 100mbit \
+		"18: dport: '0000000080' is not a port or a range LO-HI (0-65535, LO <= HI)"
 base | sed 's/^default = be$/default = be\nack-class = acks/' |
 	check_case "an ack-class that is not a class" 100mbit "3: ack-class: no class named 'acks'"
 base | sed 's/^default = be$/default = be\nack-class = be/' |

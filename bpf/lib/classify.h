@@ -111,10 +111,11 @@ static __always_inline __u32 qos_classify_ack(struct __sk_buff *skb, const struc
 
 	if (!cfg->ack_class || cls != (cfg->default_class & (QOS_MAX_CLASSES - 1)))
 		return cls;
-	if (pkt->table == QOS_TABLE_IPV6 && !pkt->l4_off && qos_ipv6_is_ext(pkt->proto) &&
+	/* Extension headers not walked yet (no protocol rule did). */
+	if (pkt->table == QOS_TABLE_IPV6 && qos_ipv6_is_ext(pkt->proto) &&
 	    qos_parse_ipv6_ext(skb, pkt) != QOS_UNP_NONE)
 		return cls;
-	if (pkt->proto != IPPROTO_TCP || !pkt->l4_off)
+	if (pkt->proto != IPPROTO_TCP || pkt->frag)
 		return cls;
 	/* Data offset and flags: bytes 12 and 13 of the TCP header. */
 	if (bpf_skb_load_bytes(skb, pkt->l4_off + 12, th, sizeof(th)))

@@ -67,10 +67,13 @@ struct qos_pkt {
 	__u8 dscp;
 	__u8 proto;		/* IPv4 protocol / IPv6 next header, upper-layer
 				 * protocol once qos_parse_ipv6_ext() ran */
-	__u8 pad[3];
-	__u32 l4_off;		/* header of pkt->proto in an unfragmented
-				 * packet; 0: a fragment, or IPv6 extension
-				 * headers not walked yet */
+	__u32 l4_off;		/* upper-layer header, once known (see above) */
+	__u8 later_frag;	/* a fragment other than the first: no L4 header */
+	__u8 has_ports;		/* sport/dport read (qos_parse_ports()) */
+	__be16 sport;
+	__be16 dport;
+	__u8 frag;		/* any fragment, the first included: not the
+				 * whole upper-layer packet */
 };
 
 /* The extension headers qos_parse_ipv6_ext() follows. */
@@ -108,7 +111,9 @@ static __always_inline int qos_parse_ipv6(void *data, void *data_end, __u32 off,
 	pkt->dscp = (vtc >> 22) & 0x3f;
 	pkt->flowlabel = vtc & QOS_FLOWLABEL_MASK;
 	pkt->proto = ip6->nexthdr;
-	pkt->l4_off = qos_ipv6_is_ext(ip6->nexthdr) ? 0 : off + sizeof(*ip6);
+	pkt->l4_off = off + sizeof(*ip6);
+	pkt->later_frag = 0;
+	pkt->frag = 0;
 	return QOS_UNP_NONE;
 }
 
@@ -179,8 +184,10 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	pkt->dscp = ip4->tos >> 2;
 	pkt->proto = ip4->protocol;
 	pkt->flowlabel = 0;
+	pkt->l4_off = off + ihl;
 	frag = bpf_ntohs(ip4->frag_off);
-	pkt->l4_off = frag & 0x3fff ? 0 : off + ihl;
+	pkt->later_frag = (frag & 0x1fff) != 0;
+	pkt->frag = (frag & 0x3fff) != 0;
 
 	if (ip4->protocol != IPPROTO_IPV6)
 		return QOS_UNP_NONE;
@@ -191,7 +198,7 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	 * cannot be checked, nor its upper layer. */
 	ret = qos_parse_ipv6(data, data_end, off + ihl, frag & 0x2000 ? ~0U : end, len, pkt);
 	if (frag & 0x2000)
-		pkt->l4_off = 0;
+		pkt->frag = 1;
 	return ret;
 }
 
@@ -200,8 +207,9 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 
 /*
  * Walk the IPv6 extension headers after the header qos_parse() classified
- * and leave the upper-layer protocol in pkt->proto. Called only when a rule
- * compares the protocol, so other packets never pay for it.
+ * and leave the upper-layer protocol in pkt->proto and where its header
+ * starts in pkt->l4_off. Called only when a rule compares the protocol, so
+ * other packets never pay for it.
  *
  * Hop-by-Hop, Routing, Fragment, Destination Options and AH are followed; any
  * other value is the upper-layer protocol (ESP, No Next Header, Mobility
@@ -216,7 +224,6 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 	__u32 off = pkt->l3_off + sizeof(struct ipv6hdr);
 	__u32 len = skb->len;
 	__u8 nh = pkt->proto;
-	int frag = 0;
 	__u8 hdr[4];
 	__u32 hlen;
 	int i;
@@ -224,7 +231,7 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 	for (i = 0; i < QOS_IPV6_EXT_MAX; i++) {
 		if (!qos_ipv6_is_ext(nh)) {
 			pkt->proto = nh;
-			pkt->l4_off = frag ? 0 : off;
+			pkt->l4_off = off;
 			return QOS_UNP_NONE;
 		}
 		/* RFC 8200 4.1: Hop-by-Hop only right after the IPv6 header. */
@@ -239,12 +246,13 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 		if (nh == IPPROTO_FRAGMENT) {
 			if ((hdr[2] << 8 | hdr[3]) & 0xfff8) {
 				pkt->proto = hdr[0];
-				pkt->l4_off = 0;
+				pkt->later_frag = 1;
+				pkt->frag = 1;
 				return QOS_UNP_NONE;
 			}
 			/* A first fragment: the upper-layer header is there,
 			 * but not the whole packet. */
-			frag = 1;
+			pkt->frag = 1;
 			hlen = 8;
 		} else if (nh == IPPROTO_AH) {
 			hlen = (hdr[1] + 2) * 4;
@@ -259,8 +267,36 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 	if (qos_ipv6_is_ext(nh))
 		return QOS_UNP_EXT_CHAIN;
 	pkt->proto = nh;
-	pkt->l4_off = frag ? 0 : off;
+	pkt->l4_off = off;
 	return QOS_UNP_NONE;
+}
+
+/* Protocols whose header starts with 16-bit source and destination ports. */
+static __always_inline int qos_proto_has_ports(__u8 proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP ||
+	       proto == IPPROTO_UDPLITE;
+}
+
+/*
+ * Read the ports of a TCP, UDP, SCTP or UDP-Lite packet into pkt->sport and
+ * pkt->dport, after qos_parse_ipv6_ext() for IPv6. A later fragment has no
+ * ports, nor has a packet whose length ends before them: has_ports stays 0
+ * and the packet matches no rule that compares a port, while a rule on the
+ * protocol alone still matches it (every fragment carries the protocol).
+ */
+static __always_inline void qos_parse_ports(struct __sk_buff *skb, struct qos_pkt *pkt)
+{
+	__be16 ports[2];
+
+	pkt->has_ports = 0;
+	if (pkt->later_frag || !qos_proto_has_ports(pkt->proto) || pkt->l4_off + 4 > pkt->l3_end)
+		return;
+	if (bpf_skb_load_bytes(skb, pkt->l4_off, ports, sizeof(ports)))
+		return;
+	pkt->sport = ports[0];
+	pkt->dport = ports[1];
+	pkt->has_ports = 1;
 }
 
 /*

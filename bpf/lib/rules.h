@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Classification rules: IPv4/IPv6 source and destination prefixes, the IPv6
- * flow label (exact, masked or any) and optionally the upper-layer protocol,
- * looked up before the DSCP table. The layout and the tuple-space search are
+ * flow label (exact, masked or any), optionally the upper-layer protocol and
+ * source and destination ports (single, or ranges as aligned blocks), looked
+ * up before the DSCP table. The layout and the tuple-space search are
  * described in qos_common.h and Documentation/classifier.rst.
  */
 #ifndef __QOS_LIB_RULES_H
@@ -59,12 +60,17 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 		 * can beat what was found. */
 		if (best && s->min_rank > best->rank)
 			break;
+		/* A packet without ports matches no shape that compares one. */
+		if ((s->sport_mask | s->dport_mask) && !pkt->has_ports)
+			continue;
 		key.table = s->table;
 		key.src_len = s->src_len;
 		key.dst_len = s->dst_len;
 		key.proto = pkt->proto & s->proto_mask;
 		key.mask = s->mask;
 		key.flowlabel = pkt->flowlabel & s->mask;
+		key.sport = pkt->sport & s->sport_mask;
+		key.dport = pkt->dport & s->dport_mask;
 #pragma unroll
 		for (j = 0; j < 4; j++) {
 			key.src[j] = src[j] & s->src[j];
@@ -91,7 +97,7 @@ static __always_inline void qos_rule_hit(__u32 id, __u32 len)
  * Look the packet up in the rules of its family, if there are any: count the
  * hit and apply the rule's DSCP rewrite. *rulep is the matching rule or NULL.
  * Returns an unparsed reason when the extension headers a protocol rule
- * needs cannot be walked. Packet pointers are invalid afterwards.
+ * needs cannot be walked; ports are read only when a rule compares one. Packet pointers are invalid afterwards.
  */
 static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struct qos_cfg *cfg,
 					      struct qos_pkt *pkt, __u32 len,
@@ -108,6 +114,9 @@ static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struc
 		if (ret != QOS_UNP_NONE)
 			return ret;
 	}
+	pkt->has_ports = 0;
+	if (cfg->rules & QOS_RULES_PORTS)
+		qos_parse_ports(skb, pkt);
 	rule = qos_rules_match(skb, cfg, pkt);
 	if (!rule)
 		return QOS_UNP_NONE;

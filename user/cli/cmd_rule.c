@@ -83,6 +83,9 @@ static int open_rules(struct qos_dev *dev, const char *name, struct qos_rules *c
 
 static int rule_add(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
+	const char *key;
+	char msg[256];
+	uint32_t demote = 0;
 	struct qos_rules cur = {};
 	struct qos_dev dev;
 	struct qos_rule r;
@@ -90,7 +93,10 @@ static int rule_add(const char *name, int argc, char **argv, char *err, size_t e
 
 	qos_rule_init(&r);
 	ret = parse_words(argc, argv, &r, err, errlen);
-	ret = ret ?: qos_rule_check(&r, err, errlen);
+	if (!ret && qos_rule_check(&r, &key, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", key, msg);
+		ret = -EINVAL;
+	}
 	ret = ret ?: open_rules(&dev, name, &cur, true, err, errlen);
 	if (ret)
 		return ret;
@@ -100,6 +106,14 @@ static int rule_add(const char *name, int argc, char **argv, char *err, size_t e
 		ret = -ENOENT;
 		goto out;
 	}
+	if (r.police_act.type == QOS_PA_DEMOTE &&
+	    class_id(&dev.cfg.meta, r.police_demote, &demote)) {
+		snprintf(err, errlen, "action: profile %s on %s has no class '%s'",
+			 dev.cfg.meta.profile, name, r.police_demote);
+		ret = -ENOENT;
+		goto out;
+	}
+	r.police_act.arg = r.police_act.type == QOS_PA_DEMOTE ? demote : r.police_act.arg;
 	ret = qos_rules_add(&cur, &r);
 	ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
 out:
@@ -176,7 +190,7 @@ static int rule_list(const char *name, int argc, char **argv, char *err, size_t 
 	ret = open_rules(&dev, name, &cur, false, err, errlen);
 	if (ret)
 		return ret;
-	qos_rules_print(stdout, &cur, &dev.cfg.meta, opt.json);
+	qos_rules_print(stdout, &cur, &dev.cfg.meta, &dev.cur, opt.json);
 	qos_rules_free(&cur);
 	qos_dev_close(&dev);
 	return 0;

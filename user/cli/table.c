@@ -48,6 +48,21 @@ static const struct cli_word w_flowlabel = {
 static const struct cli_word w_proto = {
 	"proto", "PROTO", CV_NONE, "IP protocol: tcp, udp, icmp, icmpv6, ... or 0-255"
 };
+static const struct cli_word w_sport = {
+	"sport", "PORT[-PORT]", CV_NONE, "source port or range, with proto tcp, udp, ..."
+};
+static const struct cli_word w_dport = {
+	"dport", "PORT[-PORT]", CV_NONE, "destination port or range, with proto tcp, udp, ..."
+};
+static const struct cli_word w_police = {
+	"police", "RATE", CV_NONE, "a policer of the rule's own at RATE: 10mbit"
+};
+static const struct cli_word w_burst = {
+	"burst", "SIZE", CV_NONE, "its bucket: 64kb, 1514, auto (default)"
+};
+static const struct cli_word w_action = {
+	"action", "ACTION", CV_NONE, "drop (default), remark:DSCP, demote:CLASS"
+};
 static const struct cli_word w_priority = {
 	"priority", "N", CV_NONE, "0-65535, the lower wins an overlap; 100 if not given"
 };
@@ -69,14 +84,18 @@ static const struct cli_cmd rule_cmds[] = {
 		.name = "add",
 		.group = "rule",
 		.synopsis = "dev IFACE [name NAME] [src PREFIX] [dst PREFIX] "
-			    "[flowlabel LABEL[/MASK]] [proto PROTO] [priority N] class CLASS "
-			    "[set-dscp DSCP]",
+			    "[flowlabel LABEL[/MASK]] [proto PROTO] [sport PORT[-PORT]] "
+			    "[dport PORT[-PORT]] [priority N] class CLASS [set-dscp DSCP] "
+			    "[police RATE [burst SIZE] [action ACTION]]",
 		.summary = "add a rule",
 		.help = "Packets that match every key given go to CLASS, whatever their DSCP, "
 			"and get DSCP written with set-dscp. Of overlapping rules the one "
-			"of the lowest priority wins, then the more specific.",
+			"of the lowest priority wins, then the more specific. With police, "
+			"the rule's packets are policed at RATE by a policer of its own "
+			"instead of their class's.",
 		.words = WORDS(&w_dev, &w_name, &w_src, &w_dst, &w_flowlabel, &w_proto,
-			       &w_priority, &w_class, &w_set_dscp),
+			       &w_sport, &w_dport, &w_priority, &w_class, &w_set_dscp, &w_police,
+			       &w_burst, &w_action),
 		.fn = do_rule_add,
 	},
 	{
@@ -85,8 +104,9 @@ static const struct cli_cmd rule_cmds[] = {
 		.synopsis = "dev IFACE {id N | name NAME | MATCH}",
 		.summary = "delete a rule",
 		.help = "Delete the rule of id N, the rule named NAME, or the rule whose "
-			"MATCH (src, dst, flowlabel and proto) is the one given.",
-		.words = WORDS(&w_dev, &w_id, &w_name, &w_src, &w_dst, &w_flowlabel, &w_proto),
+			"MATCH (src, dst, flowlabel, proto, sport and dport) is the one given.",
+		.words = WORDS(&w_dev, &w_id, &w_name, &w_src, &w_dst, &w_flowlabel, &w_proto,
+			       &w_sport, &w_dport),
 		.fn = do_rule_del,
 	},
 	{

@@ -12,6 +12,8 @@
 #include <bpf/libbpf.h>
 
 #include "kernel/policer.h"
+#include "model/policer.h"
+#include "model/rule.h"
 
 static uint64_t monotonic_ns(void)
 {
@@ -72,6 +74,61 @@ void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES])
 
 	for (id = 1; id < QOS_MAX_CLASSES; id++)
 		bpf_map_update_elem(fd, &id, &saved[id], BPF_F_LOCK);
+}
+
+int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
+{
+	uint64_t burst = r->police_burst ?: tb_auto_burst(r->police_bps, QOS_POLICE_MIN_FRAME);
+	int ncpu = libbpf_num_possible_cpus();
+	struct qos_policer pol = {};
+	struct qos_ctr *zero;
+	uint32_t idx = r->policer, f, c;
+	int ret = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (tb_params_init(&pol.tb, TB_SRTCM, r->police_bps, burst, 0, 0))
+		return -ERANGE;
+	tb_state_init(&pol.tb, &pol.st, monotonic_ns());
+	pol.act[TB_GREEN].type = QOS_PA_PASS;
+	pol.act[TB_YELLOW] = pol.act[TB_RED] = r->police_act;
+	zero = calloc(ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	for (f = 0; f < QOS_FAM_MAX && !ret; f++) {
+		for (c = 0; c < TB_COLOR_MAX && !ret; c++) {
+			uint32_t key = qos_police_stats_key(idx, f, c);
+
+			if (bpf_map_update_elem(stats_fd, &key, zero, BPF_ANY))
+				ret = -errno;
+		}
+	}
+	free(zero);
+	if (!ret && bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK))
+		ret = -errno;
+	return ret;
+}
+
+void qos_police_rule_clear(int fd, uint32_t idx)
+{
+	struct qos_policer pol = {};
+
+	bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK);
+}
+
+int qos_police_rule_read(int fd, struct qos_rule *r)
+{
+	struct qos_policer pol;
+
+	if (bpf_map_lookup_elem_flags(fd, &r->policer, &pol, BPF_F_LOCK))
+		return -errno;
+	r->police_bps = pol.tb.cir;
+	r->police_burst = pol.tb.cbs / TB_NBITS_PER_BYTE;
+	/* As it was given: auto, so that the rule reads back the same. */
+	if (r->police_burst == tb_auto_burst(r->police_bps, QOS_POLICE_MIN_FRAME))
+		r->police_burst = 0;
+	r->police_act = pol.act[TB_RED];
+	return 0;
 }
 
 int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_report *r)

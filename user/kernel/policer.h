@@ -22,6 +22,17 @@ int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],
 		       struct qos_policer saved[QOS_MAX_CLASSES]);
 void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES]);
 
+struct qos_rule;
+
+/*
+ * The policer of rule @r at its index r->policer in the qos_policers map
+ * @fd, buckets full, its counters in @stats_fd zeroed; cleared; and read
+ * back into @r's police_* fields.
+ */
+int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r);
+void qos_police_rule_clear(int fd, uint32_t idx);
+int qos_police_rule_read(int fd, struct qos_rule *r);
+
 /* A policer and its counters, as `show` and `stats` print them. */
 struct qos_police_report {
 	bool set;

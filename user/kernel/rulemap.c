@@ -15,13 +15,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kernel/policer.h"
 #include "kernel/rulemap.h"
 #include "lib/util.h"
 
 #define BATCH		4096
 
-/* Fold one map entry into the rule it belongs to: a rule of no family has
- * one entry per table, and its second entry makes it AF_UNSPEC again. */
+/* Fold one map entry into the rule it belongs to: a rule has one entry per
+ * table and port block, and an entry of the other table makes a rule of no
+ * family AF_UNSPEC again. The value carries the whole port ranges. */
 static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule_key *k,
 		      const struct qos_rule_val *v)
 {
@@ -30,7 +32,8 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 
 	if (by_id[v->id] >= 0) {
 		e = &l->r[by_id[v->id]];
-		e->family = AF_UNSPEC;
+		if (e->family != (k->table == QOS_TABLE_IPV4 ? AF_INET : AF_INET6))
+			e->family = AF_UNSPEC;
 		return 0;
 	}
 	qos_rule_init(&r);
@@ -46,10 +49,15 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 	r.fl_mask = k->mask & QOS_FLOWLABEL_MASK;
 	r.flowlabel = k->flowlabel;
 	r.proto = k->mask & QOS_RULE_M_PROTO ? k->proto : -1;
+	r.sport_lo = v->sport_lo;
+	r.sport_hi = v->sport_hi;
+	r.dport_lo = v->dport_lo;
+	r.dport_hi = v->dport_hi;
 	r.prio = v->rank >> QOS_RANK_PRIO_SHIFT;
 	r.class_id = v->class_id;
 	r.dscp = v->flags & QOS_RULE_F_SET_DSCP ? v->dscp : -1;
 	r.profile = v->flags & QOS_RULE_F_PROFILE;
+	r.policer = v->policer;
 	ret = qos_rules_add(l, &r);
 	if (!ret)
 		by_id[v->id] = l->n - 1;
@@ -96,6 +104,9 @@ int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits
 	}
 	for (i = 0; hits && !ret && i < l->n; i++)
 		ret = qos_ctr_read(m->stats, l->r[i].id, &l->r[i].hits);
+	for (i = 0; !ret && i < l->n; i++)
+		if (l->r[i].policer)
+			ret = qos_police_rule_read(m->policers, &l->r[i]);
 out:
 	free(keys);
 	free(vals);
@@ -107,17 +118,20 @@ out:
 
 static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 {
-	struct qos_rule_key k;
+	struct qos_rule_key k[QOS_RULE_BLOCKS_MAX];
 	struct qos_rule_val v;
-	unsigned int t;
+	unsigned int t, b, n;
 
 	qos_rule_val(r, &v);
 	for (t = 0; t < QOS_TABLE_MAX; t++) {
 		if (!(qos_rule_tables(r) & 1U << t))
 			continue;
-		qos_rule_key(r, t, &k);
-		if (bpf_map_update_elem(m->rules, &k, &v, BPF_ANY))
-			return -errno;
+		n = qos_rule_keys(r, t, k);
+		if (n > QOS_RULE_BLOCKS_MAX)
+			return -E2BIG;
+		for (b = 0; b < n; b++)
+			if (bpf_map_update_elem(m->rules, &k[b], &v, BPF_ANY))
+				return -errno;
 	}
 	return 0;
 }
@@ -129,16 +143,17 @@ static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
  */
 static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 {
-	struct qos_rule_key k;
+	struct qos_rule_key k[QOS_RULE_BLOCKS_MAX];
 	struct qos_rule_val v;
-	unsigned int t;
+	unsigned int t, b, n;
 
 	for (t = 0; t < QOS_TABLE_MAX; t++) {
 		if (!(qos_rule_tables(r) & 1U << t))
 			continue;
-		qos_rule_key(r, t, &k);
-		if (!bpf_map_lookup_elem(m->rules, &k, &v) && v.id == r->id)
-			bpf_map_delete_elem(m->rules, &k);
+		n = qos_rule_keys(r, t, k);
+		for (b = 0; n <= QOS_RULE_BLOCKS_MAX && b < n; b++)
+			if (!bpf_map_lookup_elem(m->rules, &k[b], &v) && v.id == r->id)
+				bpf_map_delete_elem(m->rules, &k[b]);
 	}
 }
 
@@ -169,6 +184,46 @@ static uint8_t *id_set(const struct qos_rules *l, uint32_t capacity)
 		if (l->r[i].id && l->r[i].id < capacity)
 			s[l->r[i].id] = 1;
 	return s;
+}
+
+/* Policer indexes in use by the rules of @l, as a byte per index. */
+static void policer_set(const struct qos_rules *l, uint8_t used[QOS_POLICERS_MAX])
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->r[i].police_bps && l->r[i].policer < QOS_POLICERS_MAX)
+			used[l->r[i].policer] = 1;
+}
+
+/* Rules with a policer of their own and no index take the lowest index free
+ * in both lists, as ids do. */
+static int assign_policers(const struct qos_rules *cur, struct qos_rules *next, char *err,
+			   size_t errlen)
+{
+	uint8_t used[QOS_POLICERS_MAX] = {};
+	uint32_t idx = QOS_POLICER_RULE_FIRST;
+	size_t i;
+
+	policer_set(cur, used);
+	policer_set(next, used);
+	for (i = 0; i < next->n; i++) {
+		struct qos_rule *r = &next->r[i];
+
+		if (!r->police_bps || (r->policer >= QOS_POLICER_RULE_FIRST &&
+				       r->policer < QOS_POLICERS_MAX))
+			continue;
+		while (idx < QOS_POLICERS_MAX && used[idx])
+			idx++;
+		if (idx >= QOS_POLICERS_MAX) {
+			snprintf(err, errlen, "more than %d rules with a policer",
+				 QOS_POLICERS_MAX - QOS_POLICER_RULE_FIRST);
+			return -ENOSPC;
+		}
+		r->policer = idx;
+		used[idx] = 1;
+	}
+	return 0;
 }
 
 /* New rules take the lowest ids free in both lists, so an id is not reused
@@ -213,6 +268,7 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		if (next->r[i].id >= m->capacity)
 			next->r[i].id = 0;
 	ret = assign_ids(m, next, in_cur, in_next, fresh, err, errlen);
+	ret = ret ?: assign_policers(cur, next, err, errlen);
 	ret = ret ?: qos_rules_validate(next, m->capacity, NULL, err, errlen);
 	ret = ret ?: qos_rules_shapes(next, set, NULL, err, errlen);
 	if (ret)
@@ -225,6 +281,9 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 			continue;
 		/* A rule that keeps an id it had (a rollback) keeps its hits. */
 		ret = fresh[r->id] ? zero_stats(m, r->id) : 0;
+		/* Its policer before the entries that point at it. */
+		if (!ret && r->police_bps)
+			ret = qos_police_rule_write(m->policers, m->police_stats, r);
 		ret = ret ?: write_rule(m, r);
 		if (ret) {
 			snprintf(err, errlen, "writing rule %u: %s", r->id, strerror(-ret));
@@ -243,6 +302,24 @@ out:
 	return ret;
 }
 
+/* Clear the policers of @gone that @keep does not use: no entry points at
+ * them any more. */
+static void retire_policers(const struct qos_rule_maps *m, const struct qos_rules *gone,
+			    const struct qos_rules *keep)
+{
+	uint8_t used[QOS_POLICERS_MAX] = {};
+	size_t i;
+
+	policer_set(keep, used);
+	for (i = 0; i < gone->n; i++) {
+		uint32_t idx = gone->r[i].policer;
+
+		if (gone->r[i].police_bps && idx >= QOS_POLICER_RULE_FIRST &&
+		    idx < QOS_POLICERS_MAX && !used[idx])
+			qos_police_rule_clear(m->policers, idx);
+	}
+}
+
 void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		      const struct qos_rules *next)
 {
@@ -252,6 +329,7 @@ void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur
 	for (i = 0; in_next && i < cur->n; i++)
 		if (cur->r[i].id >= m->capacity || !in_next[cur->r[i].id])
 			delete_rule(m, &cur->r[i]);
+	retire_policers(m, cur, next);
 	free(in_next);
 }
 
@@ -265,6 +343,7 @@ void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cu
 		for (i = 0; i < next->n; i++)
 			if (next->r[i].id < m->capacity && !in_cur[next->r[i].id])
 				delete_rule(m, &next->r[i]);
+		retire_policers(m, next, cur);
 		/* Entries of @cur that a staged rule with the same match
 		 * overwrote. */
 		for (i = 0; i < cur->n; i++)

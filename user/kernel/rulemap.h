@@ -16,6 +16,8 @@ struct qos_rule_maps {
 	int rules;
 	int stats;
 	uint32_t capacity;	/* max_entries of the rule table */
+	int policers;		/* qos_policers: rules' own policers ... */
+	int police_stats;	/* ... and their counters */
 };
 
 static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
@@ -24,6 +26,8 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 		.rules = p->map[QOS_MAP_RULES],
 		.stats = p->map[QOS_MAP_RULE_STATS],
 		.capacity = p->rule_entries,
+		.policers = p->map[QOS_MAP_POLICERS],
+		.police_stats = p->map[QOS_MAP_POLICE_STATS],
 	};
 
 	return m;
@@ -33,8 +37,9 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits);
 
 /*
- * Give the rules of @next without an id the lowest free one, check @next,
- * write the entries of rules new in @next (counters of new ids zeroed) and
+ * Give the rules of @next without an id the lowest free one (and a policer
+ * index to those with a policer of their own), check @next, write the
+ * policers and entries of rules new in @next (counters of new ids zeroed) and
  * compute its shapes into @set and the qos_cfg.rules bits into *flags. The
  * data path sees nothing new until a configuration with @set is in place.
  */
@@ -42,7 +47,7 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		    struct qos_rules *next, struct qos_rule_set *set, uint32_t *flags, char *err,
 		    size_t errlen);
 /* Once the configuration with @next's shapes is in place: delete the
- * entries of rules of @cur that @next does not have. */
+ * entries of rules of @cur that @next does not have, then their policers. */
 void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		      const struct qos_rules *next);
 /* Undo a stage of @next over @cur. */

@@ -447,6 +447,10 @@ static int handle_rule_key(struct parse_ctx *c, const char *name, const char *ke
 		return fail(c, key, "unknown key in [rule %s] (the section names the rule)", name);
 	if (qos_rule_set(r, key, v, msg, sizeof(msg)))
 		return fail(c, key, "%s", msg);
+	if (!strcmp(key, "sport") || !strcmp(key, "dport"))
+		r->port_line = c->line;
+	if (!strcmp(key, "police"))
+		r->police_line = c->line;
 	return 1;
 }
 
@@ -570,14 +574,24 @@ static int check_rules(struct qos_profile *p, char *err, size_t len)
 	for (i = 0; i < p->rules.n; i++) {
 		struct qos_rule *r = &p->rules.r[i];
 		const struct qos_class_spec *cl;
+		const char *key;
 
-		if (qos_rule_check(r, msg, sizeof(msg)))
-			return qos_profile_errf(err, len, p, r->line, "class", "[rule %s]: %s", r->name, msg);
+		if (qos_rule_check(r, &key, msg, sizeof(msg)))
+			return qos_profile_errf(err, len, p,
+				    key[0] == 'c' || key[0] == 'b' || key[0] == 'a' ? r->line :
+				    r->port_line, key, "[rule %s]: %s", r->name, msg);
 		cl = qos_profile_class(p, r->class_name);
 		if (!cl)
 			return qos_profile_errf(err, len, p, r->line, "class", "[rule %s]: no class named '%s'",
 				    r->name, r->class_name);
 		r->class_id = cl->id;
+		if (r->police_act.type != QOS_PA_DEMOTE)
+			continue;
+		cl = qos_profile_class(p, r->police_demote);
+		if (!cl)
+			return qos_profile_errf(err, len, p, r->police_line ?: r->line, "action",
+				    "[rule %s]: no class named '%s'", r->name, r->police_demote);
+		r->police_act.arg = cl->id;
 	}
 	ret = qos_rules_validate(&p->rules, p->rule_entries, &bad, msg, sizeof(msg));
 	if (ret)

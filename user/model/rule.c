@@ -20,6 +20,7 @@ void qos_rule_init(struct qos_rule *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->proto = -1;
+	r->sport_hi = r->dport_hi = 0xffff;
 	r->dscp = -1;
 	r->prio = QOS_RULE_PRIO_DEFAULT;
 }
@@ -151,6 +152,83 @@ static int set_proto(struct qos_rule *r, const char *val, char *err, size_t errl
 	return 0;
 }
 
+static bool has_port(uint16_t lo, uint16_t hi)
+{
+	return lo || hi != 0xffff;
+}
+
+/* PORT or LO-HI; 0-65535 is any port. */
+static int set_port(struct qos_rule *r, bool src, const char *val, char *err, size_t errlen)
+{
+	const char *dash = strchr(val, '-');
+	uint32_t lo, hi;
+	char num[8];
+
+	size_t n = dash ? (size_t)(dash - val) : strlen(val);
+
+	/* Longer than any port, even zero-padded: not cut to fit. */
+	if (n >= sizeof(num))
+		n = 0;
+	snprintf(num, sizeof(num), "%.*s", (int)n, val);
+	if (!n || qos_parse_u32(num, &lo) ||
+	    qos_parse_u32(dash ? dash + 1 : num, &hi) || lo > hi || hi > 0xffff) {
+		snprintf(err, errlen, "'%s' is not a port or a range LO-HI (0-65535, LO <= HI)",
+			 val);
+		return -EINVAL;
+	}
+	if (src) {
+		r->sport_lo = lo;
+		r->sport_hi = hi;
+	} else {
+		r->dport_lo = lo;
+		r->dport_hi = hi;
+	}
+	return 0;
+}
+
+/* police RATE, burst SIZE|auto, action drop|remark:DSCP|demote:CLASS. */
+static int set_police(struct qos_rule *r, const char *key, const char *val, char *err,
+		      size_t errlen)
+{
+	uint64_t u;
+	uint8_t d;
+
+	if (!strcmp(key, "police")) {
+		if (strchr(val, '%') || qos_parse_rate(val, 0, &u) || u < TB_RATE_MIN ||
+		    u > TB_RATE_MAX) {
+			snprintf(err, errlen, "'%s' is not a rate from 1kbit to 1000gbit", val);
+			return -EINVAL;
+		}
+		r->police_bps = u;
+		if (!r->police_act.type)
+			r->police_act.type = QOS_PA_DROP;
+	} else if (!strcmp(key, "burst")) {
+		if (!strcmp(val, "auto")) {
+			r->police_burst = 0;
+		} else if (qos_parse_size(val, &u) || !u || u > TB_BURST_MAX) {
+			snprintf(err, errlen, "'%s' is not a size from 1 byte to %llu (or auto)",
+				 val, TB_BURST_MAX);
+			return -EINVAL;
+		} else {
+			r->police_burst = u;
+		}
+	} else if (!strcmp(val, "drop")) {
+		r->police_act.type = QOS_PA_DROP;
+		r->police_act.arg = 0;
+	} else if (!strncmp(val, "remark:", 7) && !qos_parse_dscp(val + 7, &d)) {
+		r->police_act.type = QOS_PA_REMARK;
+		r->police_act.arg = d;
+	} else if (!strncmp(val, "demote:", 7) && val[7] && strlen(val + 7) < QOS_CLASS_NAME_LEN) {
+		r->police_act.type = QOS_PA_DEMOTE;
+		snprintf(r->police_demote, sizeof(r->police_demote), "%s", val + 7);
+	} else {
+		snprintf(err, errlen, "'%s' is not an action (drop, remark:DSCP, demote:CLASS)",
+			 val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* priority, class, set-dscp, name: one word each. */
 static int set_word(struct qos_rule *r, const char *key, const char *val, char *err,
 		    size_t errlen)
@@ -185,7 +263,7 @@ static int set_word(struct qos_rule *r, const char *key, const char *val, char *
 		snprintf(r->name, sizeof(r->name), "%s", val);
 	} else {
 		snprintf(err, errlen,
-			 "unknown rule key (src, dst, flowlabel, proto, priority, class, set-dscp)");
+			 "unknown rule key (src, dst, flowlabel, proto, sport, dport, priority, class, set-dscp, police, burst, action)");
 		return -ENOENT;
 	}
 	return 0;
@@ -199,14 +277,77 @@ int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err
 		return set_flowlabel(r, val, err, errlen);
 	if (!strcmp(key, "proto"))
 		return set_proto(r, val, err, errlen);
+	if (!strcmp(key, "sport") || !strcmp(key, "dport"))
+		return set_port(r, key[0] == 's', val, err, errlen);
+	if (!strcmp(key, "police") || !strcmp(key, "burst") || !strcmp(key, "action"))
+		return set_police(r, key, val, err, errlen);
 	return set_word(r, key, val, err, errlen);
 }
 
-int qos_rule_check(const struct qos_rule *r, char *err, size_t errlen)
+/*
+ * Cut [lo, hi] into the fewest aligned power-of-two blocks (the way a range
+ * becomes CIDR prefixes): at most 2 per block size, 30 for 16 bits. @val
+ * and @len (the block's prefix length, 0-16) get them; returns how many.
+ */
+static unsigned int port_blocks(uint16_t lo, uint16_t hi, uint16_t val[32], uint8_t len[32])
 {
+	uint32_t p = lo, n = 0;
+
+	while (p <= hi) {
+		uint32_t size = p ? p & -p : 0x10000;
+
+		while (p + size - 1 > hi)
+			size >>= 1;
+		val[n] = p;
+		len[n++] = 16 - __builtin_ctz(size);
+		p += size;
+	}
+	return n;
+}
+
+static unsigned int rule_blocks(const struct qos_rule *r)
+{
+	uint16_t v[32];
+	uint8_t l[32];
+
+	return port_blocks(r->sport_lo, r->sport_hi, v, l) *
+	       port_blocks(r->dport_lo, r->dport_hi, v, l);
+}
+
+static bool proto_has_ports(int proto)
+{
+	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
+}
+
+int qos_rule_check(const struct qos_rule *r, const char **key, char *err, size_t errlen)
+{
+	bool sp = has_port(r->sport_lo, r->sport_hi), dp = has_port(r->dport_lo, r->dport_hi);
+	unsigned int n;
+
+	*key = "class";
 	if (!r->class_name[0]) {
 		snprintf(err, errlen, "the rule names no class (class NAME)");
 		return -EINVAL;
+	}
+	*key = r->police_burst ? "burst" : "action";
+	if (!r->police_bps && (r->police_burst || r->police_act.type)) {
+		snprintf(err, errlen, "burst and action need police RATE");
+		return -EINVAL;
+	}
+	if (!sp && !dp)
+		return 0;
+	*key = dp ? "dport" : "sport";
+	if (!proto_has_ports(r->proto)) {
+		snprintf(err, errlen, "ports need proto tcp, udp, sctp or udplite");
+		return -EINVAL;
+	}
+	n = rule_blocks(r);
+	if (n > QOS_RULE_BLOCKS_MAX) {
+		snprintf(err, errlen,
+			 "sport %u-%u and dport %u-%u cut into %u aligned blocks (entries), more than %d: align the ranges to powers of two or split the rule",
+			 r->sport_lo, r->sport_hi, r->dport_lo, r->dport_hi, n,
+			 QOS_RULE_BLOCKS_MAX);
+		return -E2BIG;
 	}
 	return 0;
 }
@@ -234,23 +375,56 @@ static void prefix_mask(uint8_t len, __be32 mask[4])
 	}
 }
 
-void qos_rule_key(const struct qos_rule *r, unsigned int t, struct qos_rule_key *k)
+static uint16_t port_mask(uint8_t len)
+{
+	return len ? (uint16_t)(0xffff << (16 - len)) : 0;
+}
+
+static void rule_key(const struct qos_rule *r, unsigned int t, uint16_t sp, uint8_t sl,
+		     uint16_t dp, uint8_t dl, struct qos_rule_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->table = t;
 	k->src_len = r->src_len;
 	k->dst_len = r->dst_len;
 	k->proto = r->proto >= 0 ? r->proto : 0;
-	k->mask = r->fl_mask | (r->proto >= 0 ? QOS_RULE_M_PROTO : 0);
+	k->mask = r->fl_mask | (r->proto >= 0 ? QOS_RULE_M_PROTO : 0) |
+		  (uint32_t)sl << QOS_RULE_M_SPORT_SHIFT | (uint32_t)dl << QOS_RULE_M_DPORT_SHIFT;
 	k->flowlabel = r->flowlabel & r->fl_mask;
+	k->sport = htons(sp & port_mask(sl));
+	k->dport = htons(dp & port_mask(dl));
 	memcpy(k->src, r->src, sizeof(k->src));
 	memcpy(k->dst, r->dst, sizeof(k->dst));
+}
+
+unsigned int qos_rule_keys(const struct qos_rule *r, unsigned int t, struct qos_rule_key *k)
+{
+	uint16_t sv[32], dv[32];
+	uint8_t sl[32], dl[32];
+	unsigned int ns, nd, i, j, n = 0;
+
+	ns = port_blocks(r->sport_lo, r->sport_hi, sv, sl);
+	nd = port_blocks(r->dport_lo, r->dport_hi, dv, dl);
+	if (ns * nd > QOS_RULE_BLOCKS_MAX)
+		return ns * nd;
+	for (i = 0; i < ns; i++)
+		for (j = 0; j < nd; j++)
+			rule_key(r, t, sv[i], sl[i], dv[j], dl[j], &k[n++]);
+	return n;
+}
+
+/* Bits of a port range for the rank: 16 for one port, 16 - log2 of the
+ * range's size (rounded down) for a range, 0 for any. */
+static uint32_t port_bits(uint16_t lo, uint16_t hi)
+{
+	return 16 - (31 - __builtin_clz((uint32_t)hi - lo + 1));
 }
 
 uint64_t qos_rule_rank(const struct qos_rule *r)
 {
 	uint32_t spec = r->src_len + r->dst_len + __builtin_popcount(r->fl_mask) +
-			(r->proto >= 0 ? 8 : 0);
+			(r->proto >= 0 ? 8 : 0) + port_bits(r->sport_lo, r->sport_hi) +
+			port_bits(r->dport_lo, r->dport_hi);
 
 	return (uint64_t)r->prio << QOS_RANK_PRIO_SHIFT |
 	       (uint64_t)(SPEC_MAX - spec) << RANK_SPEC_SHIFT | r->id;
@@ -264,34 +438,62 @@ void qos_rule_val(const struct qos_rule *r, struct qos_rule_val *v)
 	v->class_id = r->class_id;
 	v->flags = (r->dscp >= 0 ? QOS_RULE_F_SET_DSCP : 0) | (r->profile ? QOS_RULE_F_PROFILE : 0);
 	v->dscp = r->dscp >= 0 ? r->dscp : 0;
+	v->policer = r->police_bps ? r->policer : 0;
+	v->sport_lo = r->sport_lo;
+	v->sport_hi = r->sport_hi;
+	v->dport_lo = r->dport_lo;
+	v->dport_hi = r->dport_hi;
 	memcpy(v->name, r->name, sizeof(v->name));
+}
+
+/* What identifies a match: its key with the ports' first blocks, and the
+ * whole port ranges. */
+struct rule_match {
+	struct qos_rule_key key;
+	uint16_t ports[4];
+};
+
+static void rule_match(const struct qos_rule *r, struct rule_match *m)
+{
+	memset(m, 0, sizeof(*m));
+	rule_key(r, 0, 0, 0, 0, 0, &m->key);
+	m->ports[0] = r->sport_lo;
+	m->ports[1] = r->sport_hi;
+	m->ports[2] = r->dport_lo;
+	m->ports[3] = r->dport_hi;
 }
 
 bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b)
 {
-	struct qos_rule_key ka, kb;
+	struct rule_match ma, mb;
 
 	if (qos_rule_tables(a) != qos_rule_tables(b))
 		return false;
-	qos_rule_key(a, 0, &ka);
-	qos_rule_key(b, 0, &kb);
-	return !memcmp(&ka, &kb, sizeof(ka));
+	rule_match(a, &ma);
+	rule_match(b, &mb);
+	return !memcmp(&ma, &mb, sizeof(ma));
 }
 
 bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b)
 {
 	return qos_rule_same_match(a, b) && a->prio == b->prio && a->class_id == b->class_id &&
-	       a->dscp == b->dscp && !strcmp(a->name, b->name);
+	       a->dscp == b->dscp && !strcmp(a->name, b->name) &&
+	       a->police_bps == b->police_bps && a->police_burst == b->police_burst &&
+	       !memcmp(&a->police_act, &b->police_act, sizeof(a->police_act));
 }
 
 /* Everything qos_rule_same() compares, packed so that memcmp() orders it. */
 struct rule_ident {
-	struct qos_rule_key key;
+	struct rule_match match;
 	uint32_t tables;
 	uint32_t prio;
 	uint32_t class_id;
 	int32_t dscp;
 	char name[QOS_RULE_NAME_LEN];
+	uint64_t police_bps;
+	uint64_t police_burst;
+	struct qos_police_action police_act;
+	uint16_t pad;
 	uint32_t id;			/* payload, not compared */
 };
 
@@ -301,10 +503,13 @@ static void rule_ident(const struct qos_rule *r, struct rule_ident *x)
 {
 	memset(x, 0, sizeof(*x));
 	x->tables = qos_rule_tables(r);
-	qos_rule_key(r, 0, &x->key);
+	rule_match(r, &x->match);
 	x->prio = r->prio;
 	x->class_id = r->class_id;
 	x->dscp = r->dscp;
+	x->police_bps = r->police_bps;
+	x->police_burst = r->police_burst;
+	x->police_act = r->police_act;
 	/* Up to the NUL only: the bytes after it are not part of the name. */
 	memcpy(x->name, r->name, strnlen(r->name, sizeof(x->name) - 1));
 	x->id = r->id;
@@ -343,6 +548,7 @@ const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 	size_t n = 0;
+	int i;
 
 	buf[0] = '\0';
 	if (r->has_src) {
@@ -365,6 +571,16 @@ const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len)
 			n += snprintf(buf + n, len - n, "proto %s ", proto_name(r->proto));
 		else
 			n += snprintf(buf + n, len - n, "proto %d ", r->proto);
+	}
+	for (i = 0; i < 2 && n < len; i++) {
+		uint16_t lo = i ? r->dport_lo : r->sport_lo, hi = i ? r->dport_hi : r->sport_hi;
+
+		if (!has_port(lo, hi))
+			continue;
+		if (lo == hi)
+			n += snprintf(buf + n, len - n, "%s %u ", i ? "dport" : "sport", lo);
+		else
+			n += snprintf(buf + n, len - n, "%s %u-%u ", i ? "dport" : "sport", lo, hi);
 	}
 	if (!n)
 		n = snprintf(buf, len, "%s ", r->family == AF_INET ? "ipv4" :
@@ -437,41 +653,57 @@ int qos_rules_shapes(const struct qos_rules *l, struct qos_rule_set *sh, size_t 
 		uint64_t rank = qos_rule_rank(r);
 
 		for (t = 0; t < QOS_TABLE_MAX; t++) {
-			struct qos_rule_key k;
-			struct qos_rule_shape *s;
+			struct qos_rule_key ks[QOS_RULE_BLOCKS_MAX];
+			unsigned int b, nk;
 			char lb[200];
 
 			if (!(tables & 1U << t))
 				continue;
-			qos_rule_key(r, t, &k);
-			for (j = 0; j < sh->n[t]; j++) {
-				s = &sh->shape[t][j];
-				if (s->src_len == k.src_len && s->dst_len == k.dst_len &&
-				    s->mask == k.mask)
-					break;
+			nk = qos_rule_keys(r, t, ks);
+			if (nk > QOS_RULE_BLOCKS_MAX) {
+				snprintf(err, errlen, "%s: ports cut into %u blocks, more than %d",
+					 rule_label(r, lb, sizeof(lb)), nk, QOS_RULE_BLOCKS_MAX);
+				if (bad)
+					*bad = i;
+				return -E2BIG;
 			}
-			if (j == sh->n[t]) {
-				if (j == QOS_RULE_SHAPES_MAX) {
-					snprintf(err, errlen,
-						 "%s: more than %d %s rule shapes (distinct prefix lengths, flow-label masks, protocol or not)",
-						 rule_label(r, lb, sizeof(lb)), QOS_RULE_SHAPES_MAX,
-						 t ? "IPv6" : "IPv4");
-					if (bad)
-						*bad = i;
-					return -E2BIG;
+			for (b = 0; b < nk; b++) {
+				const struct qos_rule_key *k = &ks[b];
+				struct qos_rule_shape *s;
+
+				for (j = 0; j < sh->n[t]; j++) {
+					s = &sh->shape[t][j];
+					if (s->src_len == k->src_len && s->dst_len == k->dst_len &&
+					    s->mask == k->mask)
+						break;
 				}
-				s = &sh->shape[t][sh->n[t]++];
-				s->table = t;
-				s->src_len = k.src_len;
-				s->dst_len = k.dst_len;
-				s->mask = k.mask;
-				s->proto_mask = k.mask & QOS_RULE_M_PROTO ? 0xff : 0;
-				prefix_mask(k.src_len, s->src);
-				prefix_mask(k.dst_len, s->dst);
-				s->min_rank = rank;
+				if (j == sh->n[t]) {
+					if (j == QOS_RULE_SHAPES_MAX) {
+						snprintf(err, errlen,
+							 "%s: more than %d %s rule shapes (distinct prefix lengths, flow-label masks, protocol or not, port block sizes)",
+							 rule_label(r, lb, sizeof(lb)),
+							 QOS_RULE_SHAPES_MAX, t ? "IPv6" : "IPv4");
+						if (bad)
+							*bad = i;
+						return -E2BIG;
+					}
+					s = &sh->shape[t][sh->n[t]++];
+					s->table = t;
+					s->src_len = k->src_len;
+					s->dst_len = k->dst_len;
+					s->mask = k->mask;
+					s->proto_mask = k->mask & QOS_RULE_M_PROTO ? 0xff : 0;
+					s->sport_mask = htons(port_mask(
+						k->mask >> QOS_RULE_M_SPORT_SHIFT & QOS_RULE_M_PORT_LEN));
+					s->dport_mask = htons(port_mask(
+						k->mask >> QOS_RULE_M_DPORT_SHIFT & QOS_RULE_M_PORT_LEN));
+					prefix_mask(k->src_len, s->src);
+					prefix_mask(k->dst_len, s->dst);
+					s->min_rank = rank;
+				}
+				if (rank < s->min_rank)
+					s->min_rank = rank;
 			}
-			if (rank < s->min_rank)
-				s->min_rank = rank;
 		}
 	}
 	for (t = 0; t < QOS_TABLE_MAX; t++)
@@ -482,10 +714,12 @@ int qos_rules_shapes(const struct qos_rules *l, struct qos_rule_set *sh, size_t 
 int qos_rules_validate(const struct qos_rules *l, uint32_t capacity, size_t *bad, char *err,
 		       size_t errlen)
 {
+	struct qos_rule_key one[QOS_RULE_BLOCKS_MAX];
 	struct keyed *ks;
 	struct qos_rule_set sh;
-	size_t i, n = 0;
+	size_t i, n = 0, cap = 0;
 	unsigned int t;
+	bool same;
 	char a[200], b[200];
 	int ret;
 
@@ -500,24 +734,48 @@ int qos_rules_validate(const struct qos_rules *l, uint32_t capacity, size_t *bad
 	ret = qos_rules_shapes(l, &sh, bad, err, errlen);
 	if (ret)
 		return ret;
-	ks = calloc(l->n * QOS_TABLE_MAX + 1, sizeof(*ks));
+	/* The shapes passed: every rule has at most QOS_RULE_BLOCKS_MAX keys. */
+	for (i = 0; i < l->n; i++)
+		for (t = 0; t < QOS_TABLE_MAX; t++)
+			if (qos_rule_tables(&l->r[i]) & 1U << t)
+				cap += qos_rule_keys(&l->r[i], t, one);
+	/* The hash has as many entries as the table has ids. */
+	if (cap >= capacity) {
+		snprintf(err, errlen,
+			 "%zu rules take %zu entries (one per family and port block), more than the rule table holds (%u)",
+			 l->n, cap, capacity - 1);
+		if (bad)
+			*bad = l->n - 1;
+		return -ENOSPC;
+	}
+	ks = calloc(cap + 1, sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
 	for (i = 0; i < l->n; i++) {
 		for (t = 0; t < QOS_TABLE_MAX; t++) {
+			unsigned int b, nk;
+
 			if (!(qos_rule_tables(&l->r[i]) & 1U << t))
 				continue;
-			qos_rule_key(&l->r[i], t, &ks[n].key);
-			ks[n++].idx = i;
+			nk = qos_rule_keys(&l->r[i], t, one);
+			for (b = 0; b < nk; b++) {
+				ks[n].key = one[b];
+				ks[n++].idx = i;
+			}
 		}
 	}
 	qsort(ks, n, sizeof(*ks), keyed_cmp);
 	for (i = 1; i < n; i++) {
 		if (keyed_cmp(&ks[i - 1], &ks[i]))
 			continue;
-		snprintf(err, errlen, "%s has the same match as %s",
-			 rule_label(&l->r[ks[i].idx], a, sizeof(a)),
-			 rule_label(&l->r[ks[i - 1].idx], b, sizeof(b)));
+		/* Ranges that are not the same can still share a block:
+		 * 0-1535 and 0-1023 both hold 0-1023, and one entry cannot
+		 * belong to two rules. */
+		same = qos_rule_same_match(&l->r[ks[i].idx], &l->r[ks[i - 1].idx]);
+		snprintf(err, errlen, "%s %s %s%s", rule_label(&l->r[ks[i].idx], a, sizeof(a)),
+			 same ? "has the same match as" : "shares an aligned port block with",
+			 rule_label(&l->r[ks[i - 1].idx], b, sizeof(b)),
+			 same ? "" : " (one entry cannot hold both): split the ranges so that they do not");
 		if (bad)
 			*bad = ks[i].idx;
 		free(ks);
@@ -533,9 +791,13 @@ uint32_t qos_rules_flags(const struct qos_rule_set *sh)
 		     (sh->n[QOS_TABLE_IPV6] ? QOS_RULES_V6 : 0);
 	unsigned int t, i;
 
-	for (t = 0; t < QOS_TABLE_MAX; t++)
-		for (i = 0; i < sh->n[t]; i++)
+	for (t = 0; t < QOS_TABLE_MAX; t++) {
+		for (i = 0; i < sh->n[t]; i++) {
 			if (sh->shape[t][i].proto_mask)
 				f |= QOS_RULES_L4;
+			if (sh->shape[t][i].sport_mask || sh->shape[t][i].dport_mask)
+				f |= QOS_RULES_PORTS;
+		}
+	}
 	return f;
 }

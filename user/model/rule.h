@@ -31,10 +31,23 @@ struct qos_rule {
 	uint32_t flowlabel;
 	uint32_t fl_mask;		/* 0: any flow label */
 	int proto;			/* -1: any protocol */
+	uint16_t sport_lo;		/* source port range, 0-65535: any */
+	uint16_t sport_hi;
+	uint16_t dport_lo;		/* destination port range */
+	uint16_t dport_hi;
+	int port_line;			/* of the last sport/dport key, for errors */
 	uint32_t prio;			/* lower wins */
 	char class_name[QOS_CLASS_NAME_LEN];
 	uint32_t class_id;
 	int dscp;			/* -1: leave the DSCP */
+	/* A policer of the rule's own (Documentation/policing.rst): a
+	 * two-colour srTCM, conform passes, exceed does police_act. */
+	uint64_t police_bps;		/* 0: none, the class's policer applies */
+	uint64_t police_burst;		/* bytes; 0: auto */
+	struct qos_police_action police_act;
+	char police_demote[QOS_CLASS_NAME_LEN];	/* demote target, for police_act.arg */
+	uint32_t policer;		/* index in qos_policers, given at install */
+	int police_line;		/* of the police key, for errors */
 	bool profile;			/* installed by apply, replaced by the next one */
 	int line;			/* of its [rule NAME] section, for errors */
 	struct qos_ctr hits;
@@ -50,16 +63,21 @@ struct qos_rules {
 void qos_rule_init(struct qos_rule *r);
 
 /*
- * Set one field from a "KEY VALUE" pair: src, dst, flowlabel, proto,
- * priority, class, set-dscp, name. On error @err says why (without the key).
+ * Set one field from a "KEY VALUE" pair: src, dst, flowlabel, proto, sport,
+ * dport, priority, class, set-dscp, name, police, burst, action. On error
+ * @err says why (without the key).
  */
 int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err, size_t errlen);
 
-/* A class is named and src/dst/flowlabel agree on a family. */
-int qos_rule_check(const struct qos_rule *r, char *err, size_t errlen);
+/*
+ * A class is named; ports come with a protocol that has them, and their
+ * ranges cut into at most QOS_RULE_BLOCKS_MAX entries; burst and action
+ * come with police. On error *@key is the key at fault.
+ */
+int qos_rule_check(const struct qos_rule *r, const char **key, char *err, size_t errlen);
 
-/* Same match (src, dst, flow label, protocol), and for qos_rule_same also
- * the same priority, name and actions. */
+/* Same match (src, dst, flow label, protocol, ports), and for qos_rule_same
+ * also the same priority, name and actions. */
 bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b);
 bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b);
 
@@ -70,7 +88,8 @@ bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b);
  */
 int qos_rules_keep_ids(const struct qos_rules *cur, struct qos_rules *next);
 
-/* "src 2001:db8::/32 flowlabel 0x12345/0xfffff proto udp" into @buf. */
+/* "src 2001:db8::/32 flowlabel 0x12345/0xfffff proto udp dport 1000-2000"
+ * into @buf. */
 const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len);
 
 int qos_rules_add(struct qos_rules *l, const struct qos_rule *r);
@@ -84,10 +103,15 @@ void qos_rules_free(struct qos_rules *l);
 int qos_rules_validate(const struct qos_rules *l, uint32_t capacity, size_t *bad, char *err,
 		       size_t errlen);
 
-/* Rule tables (1U << enum qos_table) a rule has an entry in. */
+/* Rule tables (1U << enum qos_table) a rule has entries in. */
 unsigned int qos_rule_tables(const struct qos_rule *r);
-/* The map key of @r in table @t, and its value. */
-void qos_rule_key(const struct qos_rule *r, unsigned int t, struct qos_rule_key *k);
+/*
+ * The map keys of @r in table @t, one per pair of aligned source and
+ * destination port blocks, into @k (room for QOS_RULE_BLOCKS_MAX). Returns
+ * how many, which may exceed QOS_RULE_BLOCKS_MAX (nothing is written then);
+ * qos_rule_check() refuses such a rule.
+ */
+unsigned int qos_rule_keys(const struct qos_rule *r, unsigned int t, struct qos_rule_key *k);
 void qos_rule_val(const struct qos_rule *r, struct qos_rule_val *v);
 uint64_t qos_rule_rank(const struct qos_rule *r);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out/policer.h"
 #include "out/rules.h"
 
 static const char *class_name(const struct qos_meta *meta, uint32_t id)
@@ -27,10 +28,29 @@ static int rule_order(const void *a, const void *b)
 	return rx < ry ? -1 : rx > ry;
 }
 
-void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *meta, bool json)
+/* The rule's own policer, its configuration and counters, in @o. */
+static void police_json(json_object *o, const struct qos_police_report *rep,
+			const char *const names[QOS_MAX_CLASSES])
 {
+	json_object *pol = qos_police_config_json(&rep->pol, names);
+	json_object *st = qos_police_stats_json(rep);
+
+	json_object_object_foreach(st, key, val)
+		json_object_object_add(pol, key, json_object_get(val));
+	json_object_put(st);
+	json_object_object_add(o, "police", pol);
+}
+
+void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *meta,
+		     const struct qos_progs *p, bool json)
+{
+	const char *names[QOS_MAX_CLASSES] = {};
+	struct qos_police_report rep;
 	char m[256], d[8];
 	size_t i;
+
+	for (i = 0; i < meta->nclasses && i < QOS_MAX_CLASSES; i++)
+		names[meta->classes[i].id & (QOS_MAX_CLASSES - 1)] = meta->classes[i].name;
 
 	/* In the order the data path decides overlaps. No rules: no array,
 	 * and qsort() must not be handed NULL. */
@@ -70,10 +90,24 @@ void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *me
 			}
 			if (r->proto >= 0)
 				json_object_object_add(o, "proto", json_object_new_int(r->proto));
+			if (r->sport_lo || r->sport_hi != 0xffff) {
+				json_object_object_add(o, "sport_min",
+						       json_object_new_int(r->sport_lo));
+				json_object_object_add(o, "sport_max",
+						       json_object_new_int(r->sport_hi));
+			}
+			if (r->dport_lo || r->dport_hi != 0xffff) {
+				json_object_object_add(o, "dport_min",
+						       json_object_new_int(r->dport_lo));
+				json_object_object_add(o, "dport_max",
+						       json_object_new_int(r->dport_hi));
+			}
 			json_object_object_add(o, "class",
 					       json_object_new_string(class_name(meta, r->class_id)));
 			if (r->dscp >= 0)
 				json_object_object_add(o, "set_dscp", json_object_new_int(r->dscp));
+			if (r->policer && !qos_police_read(p, r->policer, &rep))
+				police_json(o, &rep, names);
 			json_object_object_add(o, "origin",
 					       json_object_new_string(r->profile ? "profile" : "live"));
 			json_object_object_add(o, "packets", json_object_new_uint64(r->hits.packets));
@@ -95,6 +129,11 @@ void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *me
 				r->dscp >= 0 ? d : "-", (unsigned long long)r->hits.packets,
 				(unsigned long long)r->hits.bytes,
 				qos_rule_fmt_match(r, m, sizeof(m)), r->profile ? " (profile)" : "");
+			if (r->policer && !qos_police_read(p, r->policer, &rep)) {
+				fprintf(f, "        ");
+				qos_police_print_config(f, &rep.pol, names);
+				qos_police_print_stats(f, &rep);
+			}
 		}
 	}
 }
