@@ -68,9 +68,14 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 	int ret;
 
 	ret = check_class_name(p, p->nd_class, p->nd_line, "nd-class", err, len) ?:
-	      check_class_name(p, p->nonip_class, p->nonip_line, "non-ip-class", err, len);
+	      check_class_name(p, p->nonip_class, p->nonip_line, "non-ip-class", err, len) ?:
+	      check_class_name(p, p->reserve_class, p->reserve_line, "reserve-class", err, len);
 	if (ret)
 		return ret;
+	if (p->reserve_class[0] && !strcmp(p->reserve_class, p->default_class))
+		return qos_profile_errf(err, len, p, p->reserve_line, "reserve-class",
+					"'%s' is the default class: a reservation must be "
+					"served before what nobody reserved", p->reserve_class);
 	if (p->sched == QOS_SCHED_TBF && p->nclasses != 1)
 		return qos_profile_errf(err, len, p, p->sched_line, "scheduler",
 			    "tbf shapes the whole link as one queue: exactly one [class], not %u",
