@@ -103,7 +103,7 @@ enum qos_leaf {
 	QOS_LEAF_FQ_CODEL,
 };
 
-#define QOS_META_VERSION	2
+#define QOS_META_VERSION	3
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
 
@@ -130,6 +130,15 @@ struct qos_meta {
 	__u32 rule_entries;	/* capacity of the rule table */
 	__u64 obj_hash;		/* of the BPF object the programs were loaded from */
 	__u64 rate_bps;		/* link rate the profile was applied at */
+	/* Reservations (qosctl reserve): the class they are admitted to, 0 =
+	 * none; the share of its ceiling kept for traffic that is in it by
+	 * DSCP alone, in percent; what their policers do beyond the rate. */
+	__u32 reserve_class;
+	__u32 reserve_headroom_pct;
+	__u32 reserve_exceed;	/* enum qos_police_act: drop or demote */
+	__u32 reserve_pad;
+	__u64 reserve_ceil_bps;	/* the class's ceiling at this link rate */
+	__u64 reserve_cap_bps;	/* what reservations may take of it together */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
 };
@@ -194,6 +203,7 @@ struct qos_rule_key {
 
 #define QOS_RULE_F_SET_DSCP	(1U << 0)	/* rewrite the DSCP to .dscp */
 #define QOS_RULE_F_PROFILE	(1U << 1)	/* installed by apply, replaced by the next */
+#define QOS_RULE_F_RESERVE	(1U << 2)	/* a reservation (qosctl reserve) */
 
 /*
  * rank orders overlapping rules: the lowest matching rank wins. qosctl
@@ -216,6 +226,8 @@ struct qos_rule_val {
 	__u16 dport_lo;
 	__u16 dport_hi;
 	__u32 pad2;
+	__u64 expires_ns;	/* CLOCK_BOOTTIME; from then on the rule matches
+				 * nothing. 0: never */
 	char name[QOS_RULE_NAME_LEN];
 };
 

@@ -77,6 +77,10 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 			key.dst[j] = dst[j] & s->dst[j];
 		}
 		v = bpf_map_lookup_elem(&qos_rules, &key);
+		/* An expired reservation is gone for the data path at once,
+		 * whether or not a qosctl command has deleted it yet. */
+		if (v && v->expires_ns && bpf_ktime_get_boot_ns() >= v->expires_ns)
+			v = NULL;
 		if (v && (!best || v->rank < best->rank))
 			best = v;
 	}

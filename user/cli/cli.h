@@ -160,9 +160,26 @@ int do_stats(int argc, char **argv);
 int do_exporter(int argc, char **argv);
 int do_validate(int argc, char **argv);
 int do_list(int argc, char **argv);
+/* Returned when the message is printed already (a suggestion). */
+#define ERR_SHOWN 1
+
+/* The device @name, locked (@lock) or opened to read, and its rules (with
+ * their hit counters when read without the lock). */
+struct qos_dev;
+struct qos_rules;
+int cli_open_rules(struct qos_dev *dev, const char *name, struct qos_rules *cur, bool lock,
+		   char *err, size_t errlen);
+/* CMD dev IFACE ...: "dev IFACE" comes first; @fn's errors are printed. */
+int cli_on_dev(int argc, char **argv,
+	       int (*fn)(const char *name, int argc, char **argv, char *err, size_t errlen));
+
 int do_rule_add(int argc, char **argv);
 int do_rule_del(int argc, char **argv);
 int do_rule_list(int argc, char **argv);
+int do_reserve_add(int argc, char **argv);
+int do_reserve_del(int argc, char **argv);
+int do_reserve_list(int argc, char **argv);
+int do_reserve_apply(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_complete(int argc, char **argv);
 

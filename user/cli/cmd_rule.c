@@ -16,9 +16,6 @@
 #include "out/rules.h"
 #include "txn/txn.h"
 
-/* Returned when the message is printed already (a suggestion). */
-#define ERR_SHOWN 1
-
 static int class_id(const struct qos_meta *meta, const char *name, uint32_t *id)
 {
 	uint32_t i;
@@ -56,8 +53,7 @@ static int parse_words(int argc, char **argv, struct qos_rule *r, char *err, siz
 	return 0;
 }
 
-/* The device, locked, and its rules. */
-static int open_rules(struct qos_dev *dev, const char *name, struct qos_rules *cur, bool lock,
+int cli_open_rules(struct qos_dev *dev, const char *name, struct qos_rules *cur, bool lock,
 		      char *err, size_t errlen)
 {
 	struct qos_rule_maps m;
@@ -97,7 +93,7 @@ static int rule_add(const char *name, int argc, char **argv, char *err, size_t e
 		snprintf(err, errlen, "%s: %s", key, msg);
 		ret = -EINVAL;
 	}
-	ret = ret ?: open_rules(&dev, name, &cur, true, err, errlen);
+	ret = ret ?: cli_open_rules(&dev, name, &cur, true, err, errlen);
 	if (ret)
 		return ret;
 	if (class_id(&dev.cfg.meta, r.class_name, &r.class_id)) {
@@ -158,7 +154,7 @@ static int rule_del(const char *name, int argc, char **argv, char *err, size_t e
 		if (ret)
 			return ret;
 	}
-	ret = open_rules(&dev, name, &cur, true, err, errlen);
+	ret = cli_open_rules(&dev, name, &cur, true, err, errlen);
 	if (ret)
 		return ret;
 	for (i = 0; i < cur.n && !rule_hit(&cur.r[i], argc, argv, id, &r); i++)
@@ -187,7 +183,7 @@ static int rule_list(const char *name, int argc, char **argv, char *err, size_t 
 		cli_unknown_key(cli_cur, "rule list", argv[0]);
 		return ERR_SHOWN;
 	}
-	ret = open_rules(&dev, name, &cur, false, err, errlen);
+	ret = cli_open_rules(&dev, name, &cur, false, err, errlen);
 	if (ret)
 		return ret;
 	qos_rules_print(stdout, &cur, &dev.cfg.meta, &dev.cur, opt.json);
@@ -196,9 +192,8 @@ static int rule_list(const char *name, int argc, char **argv, char *err, size_t 
 	return 0;
 }
 
-/* rule add|del|list dev IFACE ...: "dev IFACE" comes first. */
-static int on_rules(int argc, char **argv,
-		    int (*fn)(const char *name, int argc, char **argv, char *err, size_t errlen))
+int cli_on_dev(int argc, char **argv,
+	       int (*fn)(const char *name, int argc, char **argv, char *err, size_t errlen))
 {
 	char err[512], cmd[32];
 	int ret;
@@ -216,15 +211,15 @@ static int on_rules(int argc, char **argv,
 
 int do_rule_add(int argc, char **argv)
 {
-	return on_rules(argc, argv, rule_add);
+	return cli_on_dev(argc, argv, rule_add);
 }
 
 int do_rule_del(int argc, char **argv)
 {
-	return on_rules(argc, argv, rule_del);
+	return cli_on_dev(argc, argv, rule_del);
 }
 
 int do_rule_list(int argc, char **argv)
 {
-	return on_rules(argc, argv, rule_list);
+	return cli_on_dev(argc, argv, rule_list);
 }

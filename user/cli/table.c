@@ -77,6 +77,22 @@ static const struct cli_word w_command = {
 	NULL, "COMMAND", CV_COMMAND, "a command, and a subcommand of rule"
 };
 
+static const struct cli_word w_resv_id = {
+	"id", "NAME", CV_NONE, "the reservation's name (r1, r2, ... if not given)"
+};
+static const struct cli_word w_resv_rate = {
+	"rate", "RATE", CV_NONE, "the rate reserved: 2mbit"
+};
+static const struct cli_word w_resv_burst = {
+	"burst", "SIZE", CV_NONE, "its policer's bucket: 16kb, auto (default)"
+};
+static const struct cli_word w_file = {
+	NULL, "FILE", CV_NONE, "a JSON file of reservations"
+};
+static const struct cli_word w_for = {
+	"for", "DURATION", CV_NONE, "expire after DURATION: 30s, 10m, 2h; default never"
+};
+
 #define WORDS(...) ((const struct cli_word *const[]){ __VA_ARGS__, NULL })
 
 static const struct cli_cmd rule_cmds[] = {
@@ -119,6 +135,58 @@ static const struct cli_cmd rule_cmds[] = {
 		.words = WORDS(&w_dev),
 		.opts = O_BIT(O_JSON),
 		.fn = do_rule_list,
+	},
+	{},
+};
+
+static const struct cli_cmd reserve_cmds[] = {
+	{
+		.name = "add",
+		.group = "reserve",
+		.synopsis = "dev IFACE [id NAME] [src PREFIX] [dst PREFIX] "
+			    "[flowlabel LABEL[/MASK]] [proto PROTO] [sport PORT[-PORT]] "
+			    "[dport PORT[-PORT]] rate RATE [burst SIZE] [for DURATION]",
+		.summary = "reserve a rate in the profile's reserve-class",
+		.help = "Admit the flow that matches into the profile's reserve-class, policed "
+			"at RATE (beyond it demoted or dropped, as the profile says), if the "
+			"reservations together still fit the class's ceiling less its "
+			"headroom; refused with the figures otherwise. With for, the "
+			"reservation ends by itself.",
+		.words = WORDS(&w_dev, &w_resv_id, &w_src, &w_dst, &w_flowlabel, &w_proto,
+			       &w_sport, &w_dport, &w_resv_rate, &w_resv_burst, &w_for),
+		.fn = do_reserve_add,
+	},
+	{
+		.name = "del",
+		.group = "reserve",
+		.synopsis = "dev IFACE id NAME",
+		.summary = "end a reservation",
+		.help = "Delete the reservation NAME of IFACE.",
+		.words = WORDS(&w_dev, &w_resv_id),
+		.fn = do_reserve_del,
+	},
+	{
+		.name = "list",
+		.group = "reserve",
+		.synopsis = "dev IFACE [-j]",
+		.summary = "the reservations of an interface and the rate left",
+		.help = "Each reservation of IFACE with its rate, time left and the packets and "
+			"bytes it matched, and the class's admitted, reserved and free rates.",
+		.words = WORDS(&w_dev),
+		.opts = O_BIT(O_JSON),
+		.fn = do_reserve_list,
+	},
+	{
+		.name = "apply",
+		.group = "reserve",
+		.synopsis = "FILE",
+		.summary = "add or replace the reservations of a JSON file",
+		.help = "The requests of FILE ({\"reservations\": [{\"dev\": ..., \"id\": ..., "
+			"\"rate\": ...}, ...]}), all checked first, then one transaction per "
+			"interface. A request whose id exists replaces it: the same file "
+			"sent again changes nothing.",
+		.words = WORDS(&w_file),
+		.fn = do_reserve_apply,
 	},
 	{},
 };
@@ -187,6 +255,14 @@ const struct cli_cmd cli_cmds[] = {
 		.help = "Rules send packets to a class by address, flow label and protocol, "
 			"ahead of the DSCP; changed live, in one transaction.",
 		.sub = rule_cmds,
+	},
+	{
+		.name = "reserve",
+		.synopsis = "{add | del | list} dev IFACE ... | apply FILE",
+		.summary = "Premium IP reservations with admission control",
+		.help = "Reservations admit a flow into the profile's reserve-class at a rate, "
+			"while the reservations together fit what the class admits.",
+		.sub = reserve_cmds,
 	},
 	{
 		.name = "validate",

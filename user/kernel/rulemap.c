@@ -57,6 +57,8 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 	r.class_id = v->class_id;
 	r.dscp = v->flags & QOS_RULE_F_SET_DSCP ? v->dscp : -1;
 	r.profile = v->flags & QOS_RULE_F_PROFILE;
+	r.reserve = v->flags & QOS_RULE_F_RESERVE;
+	r.expires_ns = v->expires_ns;
 	r.policer = v->policer;
 	ret = qos_rules_add(l, &r);
 	if (!ret)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "lib/util.h"
@@ -259,4 +260,12 @@ const char *qos_sched_name(enum qos_sched sched)
 	default:
 		return "htb";
 	}
+}
+
+uint64_t qos_boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }

@@ -48,6 +48,10 @@ void qos_fault_point(const char *step);
 bool qos_fail_point(const char *step);
 
 /* "100mbit" style rendering for tables and dry-runs. */
+/* CLOCK_BOOTTIME in ns: the clock of bpf_ktime_get_boot_ns(), and of
+ * deadlines that must not move with the wall clock. */
+uint64_t qos_boottime_ns(void);
+
 const char *qos_fmt_rate(uint64_t bps, char *buf, size_t len);
 
 /* The qdisc class a mark class is queued in: major:(0x10 + id), so that

@@ -323,6 +323,23 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 		if (parse_yes_no(v, &p->wash))
 			return fail(c, key, "'%s' is not yes or no", v);
 		p->wash_line = c->line;
+	} else if (!strcmp(key, "reserve-class")) {
+		snprintf(p->reserve_class, sizeof(p->reserve_class), "%s", v);
+		p->reserve_line = c->line;
+	} else if (!strcmp(key, "reserve-headroom")) {
+		char *end;
+		unsigned long pct = strtoul(v, &end, 10);
+
+		if (end == v || strcmp(end, "%") || pct > 90)
+			return fail(c, key, "'%s' is not a share of the class's ceiling (0%%-90%%)", v);
+		p->reserve_headroom_pct = pct;
+	} else if (!strcmp(key, "reserve-exceed")) {
+		if (!strcmp(v, "demote"))
+			p->reserve_exceed = QOS_PA_DEMOTE;
+		else if (!strcmp(v, "drop"))
+			p->reserve_exceed = QOS_PA_DROP;
+		else
+			return fail(c, key, "'%s' is not demote or drop", v);
 	} else {
 		return fail(c, key, "unknown key in [profile]");
 	}
@@ -660,6 +677,8 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->leaf_delay_ns = QOS_DEFAULT_LEAF_DELAY;
 	p->sched = QOS_SCHED_HTB;
 	p->rule_entries = QOS_RULES_DEFAULT;
+	p->reserve_headroom_pct = QOS_RESERVE_HEADROOM_DEFAULT;
+	p->reserve_exceed = QOS_PA_DEMOTE;
 
 	ret = qos_profile_find(name, p->path, sizeof(p->path));
 	if (ret) {

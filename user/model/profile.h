@@ -70,7 +70,14 @@ struct qos_profile {
 	struct qos_bw priority_max;	/* bound on classes served before the default */
 	bool wash;			/* egress DSCP 0 after classification */
 	int wash_line;
+	char reserve_class[QOS_CLASS_NAME_LEN];	/* reservations go here */
+	int reserve_line;
+	uint32_t reserve_headroom_pct;	/* of its ceiling, for DSCP-only traffic */
+	uint32_t reserve_exceed;	/* QOS_PA_DEMOTE (to the default) or QOS_PA_DROP */
 };
+
+/* Share of the reservation class's ceiling kept for its DSCP-only traffic. */
+#define QOS_RESERVE_HEADROOM_DEFAULT	10
 
 /* A class with its rates resolved against the link rate. */
 struct qos_class_plan {

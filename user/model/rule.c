@@ -436,7 +436,9 @@ void qos_rule_val(const struct qos_rule *r, struct qos_rule_val *v)
 	v->rank = qos_rule_rank(r);
 	v->id = r->id;
 	v->class_id = r->class_id;
-	v->flags = (r->dscp >= 0 ? QOS_RULE_F_SET_DSCP : 0) | (r->profile ? QOS_RULE_F_PROFILE : 0);
+	v->flags = (r->dscp >= 0 ? QOS_RULE_F_SET_DSCP : 0) | (r->profile ? QOS_RULE_F_PROFILE : 0) |
+		   (r->reserve ? QOS_RULE_F_RESERVE : 0);
+	v->expires_ns = r->expires_ns;
 	v->dscp = r->dscp >= 0 ? r->dscp : 0;
 	v->policer = r->police_bps ? r->policer : 0;
 	v->sport_lo = r->sport_lo;

@@ -49,6 +49,8 @@ struct qos_rule {
 	uint32_t policer;		/* index in qos_policers, given at install */
 	int police_line;		/* of the police key, for errors */
 	bool profile;			/* installed by apply, replaced by the next one */
+	bool reserve;			/* a reservation (qosctl reserve) */
+	uint64_t expires_ns;		/* CLOCK_BOOTTIME, 0: never */
 	int line;			/* of its [rule NAME] section, for errors */
 	struct qos_ctr hits;
 };

@@ -69,9 +69,14 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 
 	ret = check_class_name(p, p->nd_class, p->nd_line, "nd-class", err, len) ?:
 	      check_class_name(p, p->nonip_class, p->nonip_line, "non-ip-class", err, len) ?:
-	      check_class_name(p, p->ack_class, p->ack_line, "ack-class", err, len);
+	      check_class_name(p, p->ack_class, p->ack_line, "ack-class", err, len) ?:
+	      check_class_name(p, p->reserve_class, p->reserve_line, "reserve-class", err, len);
 	if (ret)
 		return ret;
+	if (p->reserve_class[0] && !strcmp(p->reserve_class, p->default_class))
+		return qos_profile_errf(err, len, p, p->reserve_line, "reserve-class",
+					"'%s' is the default class: a reservation must be "
+					"served before what nobody reserved", p->reserve_class);
 	if (p->ack_class[0] && !strcmp(p->ack_class, p->default_class))
 		return qos_profile_errf(err, len, p, p->ack_line, "ack-class",
 					"'%s' is the default class, where ACKs already are",

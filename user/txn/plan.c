@@ -13,6 +13,7 @@
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
 #include "kernel/rulemap.h"
+#include "model/reserve.h"
 #include "lib/util.h"
 #include "txn/plan.h"
 
@@ -124,8 +125,18 @@ int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan,
 	plan->cfg.meta.rule_entries = p.rule_entries;
 	plan->cfg.meta.obj_hash = qos_obj_hash();
 	snprintf(plan->cfg.meta.profile, sizeof(plan->cfg.meta.profile), "%s", p.name);
-	for (i = 0; i < p.nclasses; i++)
+	for (i = 0; i < p.nclasses; i++) {
 		plan->police[cp[i].spec->id] = cp[i].police;
+		if (p.reserve_class[0] && !strcmp(cp[i].spec->name, p.reserve_class)) {
+			struct qos_meta *m = &plan->cfg.meta;
+
+			m->reserve_class = cp[i].spec->id;
+			m->reserve_headroom_pct = p.reserve_headroom_pct;
+			m->reserve_exceed = p.reserve_exceed;
+			m->reserve_ceil_bps = cp[i].ceil_bps;
+			m->reserve_cap_bps = cp[i].ceil_bps / 100 * (100 - p.reserve_headroom_pct);
+		}
+	}
 	plan->rule_entries = p.rule_entries;
 	/* The rules move to the plan; the profile keeps none. */
 	plan->rules = p.rules;
@@ -140,6 +151,7 @@ int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *e
 {
 	struct qos_rule_maps m;
 	struct qos_rules cur;
+	char why[QOS_PROFILE_NAME_LEN + 16];
 	size_t i;
 	int ret;
 
@@ -157,10 +169,14 @@ int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *e
 	/* Unchanged profile rules keep their ids, hence their counters. */
 	ret = ret ?: qos_rules_keep_ids(&cur, &plan->rules);
 	qos_rules_free(&cur);
-	if (ret)
+	if (ret) {
 		snprintf(err, errlen, "dev %s: keeping the live rules: %s", dev->name,
 			 strerror(-ret));
-	return ret;
+		return ret;
+	}
+	/* Reservations stay if the new profile still admits them all. */
+	snprintf(why, sizeof(why), "profile %s", plan->cfg.meta.profile);
+	return qos_reserve_fit(&plan->rules, &plan->cfg.meta, dev->name, why, err, errlen);
 }
 
 int qos_plan_current(const struct qos_dev *dev, struct qos_plan *plan, char *err,

@@ -103,14 +103,6 @@ void qos_rec_free(struct qos_rec *rec)
 	qos_plan_free(&rec->next);
 }
 
-uint64_t qos_boottime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 uint64_t qos_proc_start(pid_t pid)
 {
 	unsigned long long start = 0;

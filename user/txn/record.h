@@ -33,7 +33,6 @@ int qos_rec_read(const struct qos_dev *dev, struct qos_rec *rec);
 int qos_rec_remove(const struct qos_dev *dev);
 void qos_rec_free(struct qos_rec *rec);
 
-uint64_t qos_boottime_ns(void);
 /* Start time of process @pid (clock ticks since boot), 0 if it is gone. */
 uint64_t qos_proc_start(pid_t pid);
 /* True if @pid still is the process that started at @start. */
