@@ -7,6 +7,10 @@
  * mark; the profile's policers are left out (classification only). The
  * cost of test_run itself (an empty tc program) is printed apart.
  *
+ * Then, at the largest rule count, the price of a policer on the hit
+ * class (see police_var), net of the unpoliced run and as a multiple of
+ * the empty program; the variants take turns batch by batch.
+ *
  * Usage: bench_classifier [-r REPEAT] [-n RUNS] [-l LEVELS]
  * Each cell is the fastest of RUNS batches of REPEAT packets: on a shared
  * machine other work only ever adds time, so the minimum is the estimate
@@ -161,6 +165,72 @@ static int empty_prog(void)
 	return bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "empty", "GPL", insns, 2, NULL);
 }
 
+/*
+ * Policer variants on the hit class. 100 Gbit/s is far above what one CPU
+ * offers here, so every packet is green; 1 kbit/s after a one-frame burst
+ * makes every packet but the first red (red passes, so the verdict stays
+ * TC_ACT_UNSPEC). The auto burst and the 1514-byte one hold several
+ * clock ticks of tokens, the 64 kB burst at 100 Gbit/s only 5 us: the
+ * policer may read a coarse clock for the former, not for the latter.
+ */
+enum { P_NONE, P_GREEN, P_RED, P_GREEN_SMALL, P_MAX };
+
+static const struct {
+	const char *name;
+	uint64_t rate, burst;	/* bit/s, bytes (0 = auto) */
+} police_var[P_MAX] = {
+	[P_NONE] = { "hit class, no policer" },
+	[P_GREEN] = { "green, 100gbit auto burst", 100000000000ULL, 0 },
+	[P_RED] = { "red, 1kbit 1514b burst", 1000, 1514 },
+	[P_GREEN_SMALL] = { "green, 100gbit 64kb burst", 100000000000ULL, 65536 },
+};
+
+/* Police class @cls as variant @v with a full bucket; P_NONE leaves the
+ * class unpoliced. */
+static int set_police(struct qos *skel, int pol_fd, struct qos_cfg *cfg, uint32_t cls, int v)
+{
+	uint64_t rate = police_var[v].rate, burst = police_var[v].burst;
+	struct qos_policer pol = {};
+	struct timespec ts;
+
+	if (!burst)
+		burst = tb_auto_burst(rate, 1514);
+	if (v != P_NONE && tb_params_init(&pol.tb, TB_SRTCM, rate, burst, 0, 0))
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	tb_state_init(&pol.tb, &pol.st, ts.tv_sec * TB_NS_PER_SEC + ts.tv_nsec);
+	cfg->class_policer[cls] = v == P_NONE ? 0 : cls;
+	if (bpf_map_update_elem(pol_fd, &cls, &pol, 0))
+		return -errno;
+	return qos_test_cfg_put(skel, cfg);
+}
+
+/* The fastest of @runs batches per variant and shape, variants and shapes
+ * taking turns. */
+static int measure_police(int prog, struct qos *skel, int pol_fd, struct qos_cfg *cfg,
+			  uint32_t cls, struct pkt *pkts, uint32_t repeat, int runs, double ns[P_MAX][S_MAX])
+{
+	int r, v, s;
+
+	for (v = 0; v < P_MAX; v++)
+		for (s = 0; s < S_MAX; s++)
+			ns[v][s] = 1e9;
+	for (r = 0; r < runs; r++) {
+		for (v = 0; v < P_MAX; v++) {
+			for (s = 0; s < S_MAX; s++) {
+				double t;
+
+				if (set_police(skel, pol_fd, cfg, cls, v))
+					return -1;
+				t = batch(prog, &pkts[s], repeat, NULL);
+				if (t < ns[v][s])
+					ns[v][s] = t;
+			}
+		}
+	}
+	return set_police(skel, pol_fd, cfg, cls, P_NONE);
+}
+
 static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur,
 		struct qos_cfg *cfg, uint32_t n)
 {
@@ -195,7 +265,7 @@ static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur
 int main(int argc, char **argv)
 {
 	static struct qos_profile prof;
-	double ns[NLEVELS][S_MAX], none[S_MAX], base[S_MAX];
+	double ns[NLEVELS][S_MAX], none[S_MAX], base[S_MAX], pol[P_MAX][S_MAX];
 	struct qos_rules cur = {};
 	struct qos_rule_maps m;
 	struct qos_cfg cfg;
@@ -271,6 +341,11 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (measure_police(prog, skel, bpf_map__fd(skel->maps.qos_policers), &cfg, cls_pip, pkts,
+			   repeat, runs, pol)) {
+		fprintf(stderr, "bench: installing a policer: %s\n", strerror(errno));
+		return 1;
+	}
 
 	printf("qos_ingress, ns per packet through BPF_PROG_TEST_RUN (fastest of %d x %u)\n",
 	       runs, repeat);
@@ -297,6 +372,27 @@ int main(int argc, char **argv)
 	}
 	printf("\n\ntargets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
 	       ok ? "met" : "NOT met");
+
+	printf("\npolicer on the hit class, %u rules per family: ns per packet, and net =\n"
+	       "policed - unpoliced, also as a multiple of the empty program (%.1f ns)\n\n",
+	       levels[nlevels - 1], base[0]);
+	printf("%-26s", "");
+	for (s = 0; s < S_MAX; s++)
+		printf(" %9.9s", shape_names[s]);
+	printf(" %9s %9s\n", "mean net", "x empty");
+	for (c = 0; c < P_MAX; c++) {
+		double net = 0;
+
+		printf("%-26s", police_var[c].name);
+		for (s = 0; s < S_MAX; s++) {
+			printf(" %9.1f", pol[c][s]);
+			net += (pol[c][s] - pol[P_NONE][s]) / S_MAX;
+		}
+		if (c == P_NONE)
+			printf("\n");
+		else
+			printf(" %9.1f %9.2f\n", net, net / base[0]);
+	}
 	qos_rules_free(&cur);
 	qos__destroy(skel);
 	return 0;
