@@ -12,10 +12,12 @@
  * every packet is then fixed by the burst alone unless a test takes longer
  * than a quarter of a second, and the expected colours are exact.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -383,17 +385,17 @@ TEST_F(police, trtcm_colour_aware)
 
 	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_TRTCM, 10000, 10000, QOS_POLICE_F_AWARE,
 				 PASS, to_be, to_lbe));
-	ASSERT_EQ(0, bpf_map_lookup_elem_flags(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
 	pol.pre_yellow = 1ULL << 47;
 	pol.pre_red = 1ULL << 40;
-	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, 0));
 	for (i = 0; i < 3; i++) {
 		build(&p, V4, dscp[i]);
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
 		EXPECT_EQ(mark_of(want[i]), r.ctx.mark) TH_LOG("dscp %u", dscp[i]);
 	}
 	/* RFC 2698: a red packet takes nothing, a yellow one only from P. */
-	ASSERT_EQ(0, bpf_map_lookup_elem_flags(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
 	used_c = 10000 * TB_NBITS_PER_BYTE - pol.st.tc;
 	used_p = 10000 * TB_NBITS_PER_BYTE - pol.st.te;
 	EXPECT_LE(used_c, p.len * TB_NBITS_PER_BYTE);
@@ -402,7 +404,7 @@ TEST_F(police, trtcm_colour_aware)
 	EXPECT_GT(used_p, p.len * TB_NBITS_PER_BYTE);
 
 	pol.flags = 0;
-	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, 0));
 	for (i = 0; i < 3; i++) {
 		build(&p, V4, dscp[i]);
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
@@ -413,6 +415,7 @@ TEST_F(police, trtcm_colour_aware)
 struct hammer {
 	int prog;
 	const struct pkt *p;
+	uint32_t repeat;
 	int err;
 };
 
@@ -420,10 +423,56 @@ static void *hammer_run(void *arg)
 {
 	struct hammer *h = arg;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = h->p->buf,
-		    .data_size_in = h->p->len, .repeat = 100000);
+		    .data_size_in = h->p->len, .repeat = h->repeat);
 
 	h->err = bpf_prog_test_run_opts(h->prog, &opts);
 	return NULL;
+}
+
+/* The @i-th CPU this process may run on (0 and 1 on an idle 2-CPU
+ * machine), or -1 if there are not that many. */
+static int nth_cpu(int i)
+{
+	cpu_set_t set;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && i-- == 0)
+			return c;
+	return -1;
+}
+
+/* Run @p through @prog @repeat times from each of two threads, pinned to
+ * two CPUs (test_run runs the program on the caller's CPU). */
+static int hammer2(int prog, const struct pkt *p, uint32_t repeat)
+{
+	struct hammer h[2];
+	pthread_t th[2];
+	int i, n, err = 0;
+
+	for (n = 0; n < 2 && !err; n++) {
+		pthread_attr_t attr;
+		cpu_set_t set;
+
+		h[n] = (struct hammer){ .prog = prog, .p = p, .repeat = repeat };
+		pthread_attr_init(&attr);
+		if (nth_cpu(n) >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(nth_cpu(n), &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		err = -pthread_create(&th[n], &attr, hammer_run, &h[n]);
+		pthread_attr_destroy(&attr);
+	}
+	if (err)
+		n--;
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		err = err ?: h[i].err;
+	}
+	return err;
 }
 
 /*
@@ -434,25 +483,15 @@ static void *hammer_run(void *arg)
  */
 TEST_F(police, concurrent_exact)
 {
-	struct hammer h[2];
-	pthread_t th[2];
 	static struct pkt p;
 	struct qos_ctr g, red;
 	uint64_t t0, extra;
-	int i;
 
 	build(&p, V4, 46);
 	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 5000 + p.len / 2, 0, 0,
 				 PASS, DROP, DROP));
 	t0 = now_ns();
-	for (i = 0; i < 2; i++) {
-		h[i] = (struct hammer){ .prog = self->prog, .p = &p };
-		ASSERT_EQ(0, pthread_create(&th[i], NULL, hammer_run, &h[i]));
-	}
-	for (i = 0; i < 2; i++) {
-		pthread_join(th[i], NULL);
-		ASSERT_EQ(0, h[i].err);
-	}
+	ASSERT_EQ(0, hammer2(self->prog, &p, 100000));
 	/* Half a packet was left in the bucket; RATE bit/s refilled it. */
 	extra = (p.len / 2 + RATE * (now_ns() - t0) / 8 / 1000000000ULL) / p.len;
 	g = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_GREEN);
@@ -464,6 +503,62 @@ TEST_F(police, concurrent_exact)
 					       (unsigned long long)extra);
 	EXPECT_EQ(g.packets, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS));
 	EXPECT_EQ(red.packets, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_DROP));
+}
+
+/*
+ * Two CPUs at once through a policer whose rate, not its burst, decides:
+ * 400 Mbit/s (40 on a slow machine), offered several times that from CPUs
+ * 0 and 1 for 1.5 s. The bucket starts empty and holds 8 s of the rate, so
+ * that no pause of the two threads on a loaded machine fills it: every
+ * token earned is either taken by a green packet or still in the bucket.
+ * Green bytes plus what is left are within 1% of CIR x elapsed, and green
+ * alone does not exceed it by more than 1%. Elapsed runs from the first
+ * packet to after the last.
+ */
+TEST_F(police, concurrent_rate)
+{
+	const char *slow = getenv("KSFT_MACHINE_SLOW");
+	const uint64_t rate = slow && !strcmp(slow, "yes") ? 40000000 : 400000000;
+	int fd = bpf_map__fd(self->skel->maps.qos_policers);
+	uint64_t t0, t1, allowed, left, sent;
+	struct qos_policer pol = {};
+	static struct run_result r;
+	uint32_t idx = CLS_PIP;
+	static struct pkt p;
+	struct qos_ctr g, red;
+	double off, off_green;
+
+	build(&p, V4, 46);
+	ASSERT_EQ(0, tb_params_init(&pol.tb, TB_SRTCM, rate, rate / 8 * 8, 0, 0));
+	tb_state_init(&pol.tb, &pol.st, now_ns());
+	pol.st.tc = 0;
+	pol.act[TB_RED] = DROP;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, 0));
+	pkt_run(self->prog, &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	sent = 1;
+	t0 = now_ns();
+	do {
+		ASSERT_EQ(0, hammer2(self->prog, &p, 1000000));
+		sent += 2000000;
+		t1 = now_ns();
+	} while (t1 - t0 < 1500000000ULL);
+	g = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_GREEN);
+	red = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_RED);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
+	left = pol.st.tc / TB_NBITS_PER_BYTE;
+	allowed = rate / 8 * (t1 - t0) / 1000000000ULL;
+	off = ((double)g.bytes + left - allowed) / allowed * 100;
+	off_green = ((double)g.bytes - allowed) / allowed * 100;
+	TH_LOG("%.3f s, offered %.0f Mbit/s; green %llu + left %llu bytes against %llu: %+.3f%%",
+	       (t1 - t0) / 1e9, (g.bytes + red.bytes) * 8 / ((t1 - t0) / 1e3),
+	       (unsigned long long)g.bytes, (unsigned long long)left,
+	       (unsigned long long)allowed, off);
+	EXPECT_EQ(sent, g.packets + red.packets);
+	EXPECT_GT(red.packets, 0);
+	EXPECT_LE(off, 1.0);
+	EXPECT_GE(off, -1.0);
+	EXPECT_LE(off_green, 1.0);
 }
 
 TEST_HARNESS_MAIN

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The policer's token-bucket arithmetic (bpf/lib/tb.h), compiled natively
- * and driven by a synthetic clock: no BPF, no timing.
+ * and driven by a synthetic clock: no BPF, no timing. The same
+ * compare-and-swap code the BPF program runs is run here from two threads
+ * at once on one bucket.
  *
  * The expected colours of the RFC examples are worked out by hand from the
  * definitions in RFC 2697 section 3 and RFC 2698 section 3 and written in
  * the comments; they are not computed by the code under test.
  */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "kselftest_harness.h"
@@ -16,6 +21,12 @@
 #define SEC	1000000000ULL
 #define DAY	(86400ULL * SEC)
 #define NB	TB_NBITS_PER_BYTE
+
+/* Credit the time up to @now and take nothing: a red probe. */
+static void refill(const struct tb_params *p, struct tb_state *s, uint64_t now)
+{
+	tb_police(p, s, now, 0, TB_RED);
+}
 
 /* A full srTCM bucket at time 0. */
 static int srtcm(struct tb_params *p, struct tb_state *s, uint64_t cir, uint64_t cbs,
@@ -40,7 +51,7 @@ TEST(idle_refill_capped)
 	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 10 * SEC, 1500, TB_GREEN));
 	EXPECT_EQ(TB_RED, tb_police(&p, &s, 10 * SEC, 1, TB_GREEN));
 	/* Half-way: exactly 500 bytes back. */
-	tb_refill(&p, &s, 10 * SEC + 500 * MS);
+	refill(&p, &s, 10 * SEC + 500 * MS);
 	EXPECT_EQ(500 * NB, s.tc);
 	EXPECT_EQ(0, s.te);
 }
@@ -68,7 +79,8 @@ TEST(packet_larger_than_burst)
  * and the first interval after is credited exactly. */
 TEST(long_idle_no_overflow)
 {
-	static const uint64_t rates[] = { TB_RATE_MIN, 400000000000ULL, TB_RATE_MAX };
+	static const uint64_t rates[] = { TB_RATE_MIN, 100000000000ULL, 400000000000ULL,
+					 TB_RATE_MAX };
 	struct tb_params p;
 	struct tb_state s;
 	unsigned int i;
@@ -79,14 +91,14 @@ TEST(long_idle_no_overflow)
 		tb_state_init(&p, &s, 0);
 		s.tc = 0;
 		s.te = 0;
-		tb_refill(&p, &s, 3650 * DAY);
+		refill(&p, &s, 3650 * DAY);
 		EXPECT_EQ((uint64_t)TB_BURST_MAX * NB, s.tc);
 		EXPECT_EQ((uint64_t)TB_BURST_MAX * NB, s.te);
 		EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 3650 * DAY, TB_BURST_MAX, TB_GREEN));
 		EXPECT_EQ(TB_YELLOW, tb_police(&p, &s, 3650 * DAY, TB_BURST_MAX, TB_GREEN));
 		EXPECT_EQ(TB_RED, tb_police(&p, &s, 3650 * DAY, 1, TB_GREEN));
 		/* One more millisecond: exactly rate x 1 ms in C. */
-		tb_refill(&p, &s, 3650 * DAY + MS);
+		refill(&p, &s, 3650 * DAY + MS);
 		EXPECT_EQ(rates[i] * MS, s.tc);
 
 		ASSERT_EQ(0, tb_params_init(&p, TB_TRTCM, rates[i], TB_BURST_MAX, rates[i],
@@ -94,7 +106,7 @@ TEST(long_idle_no_overflow)
 		tb_state_init(&p, &s, 0);
 		s.tc = 1;
 		s.te = 2;
-		tb_refill(&p, &s, 3650 * DAY);
+		refill(&p, &s, 3650 * DAY);
 		EXPECT_EQ((uint64_t)TB_BURST_MAX * NB, s.tc);
 		EXPECT_EQ((uint64_t)TB_BURST_MAX * NB, s.te);
 	}
@@ -172,140 +184,199 @@ TEST(clock_behind)
 	EXPECT_EQ(100 * MS, s.last_ns);
 	EXPECT_EQ(TB_RED, tb_police(&p, &s, 90 * MS, 1, TB_GREEN));
 	EXPECT_EQ(100 * MS, s.last_ns);
-	tb_refill(&p, &s, 101 * MS);
+	refill(&p, &s, 101 * MS);
 	EXPECT_EQ(1 * NB, s.tc);
 }
 
-/* A rate change credits the time before it at the old rate, the time after
- * at the new one, and cuts the tokens to a smaller bucket. */
+/* A rate change keeps the tokens and credits the time after it at the new
+ * rate; a smaller bucket cuts what it holds, a bigger one is not refilled. */
 TEST(rate_change)
 {
-	struct tb_params p, np;
+	struct tb_params p;
 	struct tb_state s;
 
 	ASSERT_EQ(0, srtcm(&p, &s, 8000, 10000, 0));		/* 1 byte/ms */
 	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 0, 10000, TB_GREEN));
-	ASSERT_EQ(0, tb_params_init(&np, TB_SRTCM, 16000, 10000, 0, 0));	/* 2 bytes/ms */
-	tb_reconfig(&p, &s, &np, 1000 * MS);
+	refill(&p, &s, 1000 * MS);
 	EXPECT_EQ(1000 * NB, s.tc);		/* 1 s at the old rate */
-	tb_refill(&p, &s, 2000 * MS);
+	ASSERT_EQ(0, tb_params_init(&p, TB_SRTCM, 16000, 10000, 0, 0));	/* 2 bytes/ms */
+	tb_reconfig(&s, &p);
+	EXPECT_EQ(1000 * NB, s.tc);
+	refill(&p, &s, 2000 * MS);
 	EXPECT_EQ(3000 * NB, s.tc);		/* plus 1 s at the new rate */
 
 	/* Shrinking the bucket cuts what it holds. */
-	ASSERT_EQ(0, tb_params_init(&np, TB_SRTCM, 16000, 2000, 0, 0));
-	tb_reconfig(&p, &s, &np, 2000 * MS);
+	ASSERT_EQ(0, tb_params_init(&p, TB_SRTCM, 16000, 2000, 0, 0));
+	tb_reconfig(&s, &p);
 	EXPECT_EQ(2000 * NB, s.tc);
 	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 2000 * MS, 2000, TB_GREEN));
 	EXPECT_EQ(TB_RED, tb_police(&p, &s, 2000 * MS, 1, TB_GREEN));
 
 	/* A bigger bucket is not refilled by the change. */
-	ASSERT_EQ(0, tb_params_init(&np, TB_SRTCM, 16000, 50000, 0, 0));
-	tb_reconfig(&p, &s, &np, 2500 * MS);
+	refill(&p, &s, 2500 * MS);
+	ASSERT_EQ(0, tb_params_init(&p, TB_SRTCM, 16000, 50000, 0, 0));
+	tb_reconfig(&s, &p);
 	EXPECT_EQ(1000 * NB, s.tc);
+
+	/* Nor is a bucket a torn write left above its size allowed to keep
+	 * the excess: the next packet cuts it. */
+	s.tc = 60000 * NB;
+	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 2500 * MS, 1000, TB_GREEN));
+	EXPECT_EQ(49000 * NB, s.tc);
 }
 
 /*
- * RFC 2697, colour-blind. CIR 8000 bit/s = 1 byte/ms, CBS 3000, EBS 2000,
- * packets of 1000 bytes. Tc = 3000, Te = 2000 at start.
- *   t=0     x6: G G G (Tc 0) Y Y (Te 0) R
- *   t=1500  +1500 bytes all into C (Tc 1500): G (Tc 500), R
- *   t=5000  +3500: C takes 2500 (Tc 3000), E the other 1000:
- *           G G G Y R
+ * Two threads, pinned to two CPUs, police through one bucket with the
+ * compare-and-swap code the BPF program runs, each reading a shared
+ * synthetic clock that advances @step ns per reading: readings are used
+ * out of order between the threads as on real CPUs, and the updates race.
+ * Each thread counts the bytes of each colour it got.
  */
-TEST(srtcm_blind_worked_example)
-{
-	static const struct {
-		uint64_t t_ms;
-		int color;
-	} ex[] = {
-		{ 0, TB_GREEN }, { 0, TB_GREEN }, { 0, TB_GREEN }, { 0, TB_YELLOW },
-		{ 0, TB_YELLOW }, { 0, TB_RED },
-		{ 1500, TB_GREEN }, { 1500, TB_RED },
-		{ 5000, TB_GREEN }, { 5000, TB_GREEN }, { 5000, TB_GREEN },
-		{ 5000, TB_YELLOW }, { 5000, TB_RED },
-	};
-	struct tb_params p;
-	struct tb_state s;
-	unsigned int i;
+struct hammer {
+	const struct tb_params *p;
+	struct tb_state *s;
+	uint64_t *clock;
+	uint64_t step, pkt, n;
+	uint32_t pre;
+	uint64_t bytes[TB_COLOR_MAX];
+};
 
-	ASSERT_EQ(0, srtcm(&p, &s, 8000, 3000, 2000));
-	for (i = 0; i < sizeof(ex) / sizeof(ex[0]); i++)
-		EXPECT_EQ(ex[i].color, tb_police(&p, &s, ex[i].t_ms * MS, 1000, TB_GREEN))
-			TH_LOG("packet %u", i);
+static void *hammer_run(void *arg)
+{
+	struct hammer *h = arg;
+	uint64_t i;
+
+	for (i = 0; i < h->n; i++) {
+		uint64_t now = __sync_fetch_and_add(h->clock, h->step);
+
+		h->bytes[tb_police(h->p, h->s, now, h->pkt, h->pre)] += h->pkt;
+	}
+	return NULL;
+}
+
+/* The @i-th CPU this process may run on (0 and 1 on an idle 2-CPU
+ * machine), or -1 if there are not that many. */
+static int nth_cpu(int i)
+{
+	cpu_set_t set;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && i-- == 0)
+			return c;
+	return -1;
+}
+
+static int hammer2(const struct tb_params *p, struct tb_state *s, uint64_t step, uint64_t pkt,
+		   uint64_t n, uint64_t bytes[TB_COLOR_MAX])
+{
+	static uint64_t clock;
+	struct hammer h[2];
+	pthread_t th[2];
+	int i, c;
+
+	clock = 0;
+	for (i = 0; i < 2; i++) {
+		pthread_attr_t attr;
+		cpu_set_t set;
+		int err;
+
+		h[i] = (struct hammer){ .p = p, .s = s, .clock = &clock, .step = step,
+					.pkt = pkt, .n = n, .pre = TB_GREEN };
+		pthread_attr_init(&attr);
+		if (nth_cpu(i) >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(nth_cpu(i), &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		err = pthread_create(&th[i], &attr, hammer_run, &h[i]);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			if (i)
+				pthread_join(th[0], NULL);
+			return -err;
+		}
+	}
+	for (c = 0; c < TB_COLOR_MAX; c++)
+		bytes[c] = 0;
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		for (c = 0; c < TB_COLOR_MAX; c++)
+			bytes[c] += h[i].bytes[c];
+	}
+	return 0;
 }
 
 /*
- * RFC 2697, colour-aware, same buckets. A yellow packet may only use E, a
- * red one is red and takes nothing.
- *   t=0  Y-in: Y (Te 1000)   R-in: R   G-in: G (Tc 2000)
- *        Y-in: Y (Te 0)      Y-in: R (Te empty, C not allowed)
- *        G-in: G (Tc 1000)   G-in: G (Tc 0)   G-in: R
+ * srTCM at 1 byte/ns offered ten times that: everything green is exactly
+ * the tokens credited (rate x the time claimed, last_ns) plus the burst,
+ * minus what is left, to the nanobit. The bucket starts empty and never
+ * fills, so the cap never applies and the identity is exact whatever the
+ * interleaving; a lost or doubled update would break it.
  */
-TEST(srtcm_aware_worked_example)
+TEST(concurrent_srtcm_exact)
 {
-	static const int in[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_YELLOW,
-				  TB_GREEN, TB_GREEN, TB_GREEN };
-	static const int out[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_RED,
-				   TB_GREEN, TB_GREEN, TB_RED };
+	const uint64_t rate = 8 * SEC, pkt = 1000, n = 1000000;
+	uint64_t bytes[TB_COLOR_MAX];
 	struct tb_params p;
 	struct tb_state s;
-	unsigned int i;
 
-	ASSERT_EQ(0, srtcm(&p, &s, 8000, 3000, 2000));
-	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
-		EXPECT_EQ(out[i], tb_police(&p, &s, 0, 1000, in[i])) TH_LOG("packet %u", i);
+	ASSERT_EQ(0, srtcm(&p, &s, rate, 1000000, 0));
+	s.tc = 0;
+	ASSERT_EQ(0, hammer2(&p, &s, 100, pkt, n, bytes));
+	EXPECT_EQ(2 * n * pkt, bytes[TB_GREEN] + bytes[TB_RED]);
+	EXPECT_EQ(rate * s.last_ns, bytes[TB_GREEN] * NB + s.tc);
+	/* The last readings are claimed, give or take a race at the end. */
+	EXPECT_GE(s.last_ns, (2 * n - 10) * 100);
+	/* ... which is within 1% of the rate: 1 byte/ns. */
+	EXPECT_LE(bytes[TB_GREEN], s.last_ns);
+	EXPECT_GE(bytes[TB_GREEN], s.last_ns - pkt);
 }
 
-/*
- * RFC 2698, colour-blind. CIR 8000 bit/s (1 byte/ms), CBS 2000;
- * PIR 16000 bit/s (2 bytes/ms), PBS 3000; packets of 1000 bytes.
- *   t=0    G (Tp 2000 Tc 1000)  G (Tp 1000 Tc 0)  Y (Tp 0)  R
- *   t=500  Tc 500, Tp 1000: Y (Tp 0)
- *   t=1000 Tc 1000, Tp 1000: G (both 0)  R
- *   t=3000 Tc 2000 (full), Tp 3000 (full): G G Y R
- */
-TEST(trtcm_blind_worked_example)
+/* trTCM, both buckets exact at once: P (3 bytes/ns) gives green and
+ * yellow, C (1 byte/ns) green, to the nanobit. */
+TEST(concurrent_trtcm_exact)
 {
-	static const struct {
-		uint64_t t_ms;
-		int color;
-	} ex[] = {
-		{ 0, TB_GREEN }, { 0, TB_GREEN }, { 0, TB_YELLOW }, { 0, TB_RED },
-		{ 500, TB_YELLOW },
-		{ 1000, TB_GREEN }, { 1000, TB_RED },
-		{ 3000, TB_GREEN }, { 3000, TB_GREEN }, { 3000, TB_YELLOW }, { 3000, TB_RED },
-	};
+	const uint64_t cir = 8 * SEC, pir = 24 * SEC, pkt = 1000, n = 1000000;
+	uint64_t bytes[TB_COLOR_MAX];
 	struct tb_params p;
 	struct tb_state s;
-	unsigned int i;
 
-	ASSERT_EQ(0, tb_params_init(&p, TB_TRTCM, 8000, 2000, 16000, 3000));
+	ASSERT_EQ(0, tb_params_init(&p, TB_TRTCM, cir, 1000000, pir, 1000000));
 	tb_state_init(&p, &s, 0);
-	for (i = 0; i < sizeof(ex) / sizeof(ex[0]); i++)
-		EXPECT_EQ(ex[i].color, tb_police(&p, &s, ex[i].t_ms * MS, 1000, TB_GREEN))
-			TH_LOG("packet %u", i);
+	s.tc = 0;
+	s.te = 0;
+	ASSERT_EQ(0, hammer2(&p, &s, 100, pkt, n, bytes));
+	EXPECT_EQ(2 * n * pkt, bytes[TB_GREEN] + bytes[TB_YELLOW] + bytes[TB_RED]);
+	EXPECT_EQ(pir * s.last_ns, (bytes[TB_GREEN] + bytes[TB_YELLOW]) * NB + s.te);
+	EXPECT_EQ(cir * s.last_ns, bytes[TB_GREEN] * NB + s.tc);
+	EXPECT_GT(bytes[TB_YELLOW], bytes[TB_GREEN]);
 }
 
 /*
- * RFC 2698, colour-aware, same buckets (Tp 3000, Tc 2000).
- *   Y-in: Y (Tp 2000, Tc stays 2000)   R-in: R (nothing taken)
- *   G-in: G (Tp 1000, Tc 1000)         Y-in: Y (Tp 0)
- *   G-in: R (Tp empty although Tc holds 1000)
+ * srTCM with an excess bucket, both full at the start, offered 1.5 times
+ * the rate: green never exceeds CBS + CIR x t, green and yellow never
+ * CBS + EBS + CIR x t, and they fall short by less than a packet (the
+ * overflow of C into a full E at the very start).
  */
-TEST(trtcm_aware_worked_example)
+TEST(concurrent_srtcm_excess_bound)
 {
-	static const int in[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_GREEN };
-	static const int out[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_RED };
+	const uint64_t rate = 8 * SEC, pkt = 1500, n = 500000, cbs = 300000, ebs = 200000;
+	uint64_t bytes[TB_COLOR_MAX], gy, cap;
 	struct tb_params p;
 	struct tb_state s;
-	unsigned int i;
 
-	ASSERT_EQ(0, tb_params_init(&p, TB_TRTCM, 8000, 2000, 16000, 3000));
-	tb_state_init(&p, &s, 0);
-	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
-		EXPECT_EQ(out[i], tb_police(&p, &s, 0, 1000, in[i])) TH_LOG("packet %u", i);
-	EXPECT_EQ(1000 * NB, s.tc);
-	EXPECT_EQ(0, s.te);
+	ASSERT_EQ(0, srtcm(&p, &s, rate, cbs, ebs));
+	ASSERT_EQ(0, hammer2(&p, &s, 1000, pkt, n, bytes));
+	gy = bytes[TB_GREEN] + bytes[TB_YELLOW];
+	cap = (cbs + ebs) * NB + rate * s.last_ns;
+	EXPECT_LE(bytes[TB_GREEN] * NB + s.tc, cbs * NB + rate * s.last_ns);
+	EXPECT_LE(gy * NB + s.tc + s.te, cap);
+	EXPECT_GE(gy * NB + s.tc + s.te, cap - pkt * NB);
+	EXPECT_GT(bytes[TB_YELLOW], 0);
+	EXPECT_GT(bytes[TB_RED], 0);
 }
 
 /* The seed's knee, in bytes, worked out by hand. */

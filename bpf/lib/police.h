@@ -7,14 +7,11 @@
  * frame without FCS (an offloaded VLAN tag is not in it), the same
  * quantity the class counters count, for IPv4 and IPv6 alike.
  *
- * Concurrency: each policer has its own bpf_spin_lock; the buckets, the
- * time of the last refill and the configuration are read and written
- * under it. An atomic compare-and-swap would need the two buckets and the
- * time in one 64-bit word, which cannot hold them at these rates; per-CPU
- * buckets would each need a share of the rate and mis-police flows that a
- * NIC steers unevenly. The clock is read before taking the lock (no
- * helper may run under it); tb_refill() copes with a reading that is
- * behind the last refill.
+ * Concurrency: no lock. tb_police() updates the buckets and the time of
+ * the last refill with one compare-and-swap per word (lib/tb.h); the rest
+ * of the policer (rates, sizes, colour sets, actions) is configuration,
+ * read with plain loads, that only qosctl writes. The clock is
+ * CLOCK_MONOTONIC.
  */
 #ifndef __QOS_LIB_POLICE_H
 #define __QOS_LIB_POLICE_H
@@ -52,7 +49,6 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 					__u32 idx, __u32 len, __u32 *cls)
 {
 	__u32 dscp = pkt->dscp & (QOS_DSCP_MAX - 1);
-	__u64 now = bpf_ktime_get_ns();
 	struct qos_police_action act;
 	struct qos_policer *pol;
 	__u32 color, pre = TB_GREEN;
@@ -61,18 +57,16 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 	if (!pol)
 		return QOS_V_PASS;
 
-	bpf_spin_lock(&pol->lock);
 	if (pol->flags & QOS_POLICE_F_AWARE) {
 		if ((pol->pre_red >> dscp) & 1)
 			pre = TB_RED;
 		else if ((pol->pre_yellow >> dscp) & 1)
 			pre = TB_YELLOW;
 	}
-	color = tb_police(&pol->tb, &pol->st, now, len, pre);
+	color = tb_police(&pol->tb, &pol->st, bpf_ktime_get_ns(), len, pre);
 	if (color > TB_RED)
 		color = TB_RED;
 	act = pol->act[color];
-	bpf_spin_unlock(&pol->lock);
 
 	qos_police_count(idx, pkt->family, color, len);
 

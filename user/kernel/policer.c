@@ -1,27 +1,22 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Policers in the kernel: installed with BPF_F_LOCK, so the data path,
- * which colours under the entry's lock, never sees half a policer.
+ * Policers in the kernel. There is no lock to write under: the data path
+ * changes the words of st with compare-and-swap while a map update copies
+ * the whole value. A policer is therefore written only when it changes, in
+ * one update of configuration and buckets together; what a packet policed
+ * during the copy can see is bounded (Documentation/policing.rst,
+ * Reconfiguration).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kernel/policer.h"
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Everything but the lock and the buckets. */
+/* Everything but the buckets. */
 static bool same_config(const struct qos_policer *a, const struct qos_policer *b)
 {
 	return !memcmp(&a->tb, &b->tb, sizeof(a->tb)) && a->flags == b->flags &&
@@ -36,7 +31,7 @@ int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],
 
 	memset(saved, 0, sizeof(*saved) * QOS_MAX_CLASSES);
 	for (id = 1; id < QOS_MAX_CLASSES; id++)
-		if (bpf_map_lookup_elem_flags(fd, &id, &saved[id], BPF_F_LOCK))
+		if (bpf_map_lookup_elem(fd, &id, &saved[id]))
 			return -errno;
 
 	for (id = 1; id < QOS_MAX_CLASSES; id++) {
@@ -46,17 +41,16 @@ int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],
 		if (v.tb.cir && old->tb.cir) {
 			if (same_config(&v, old))
 				continue;
-			/* Keep the tokens: the old buckets carried forward to
-			 * now, then cut to the new sizes. Packets policed
-			 * between the read above and this write are not
-			 * charged: microseconds of traffic, at apply only. */
+			/* Keep the tokens, cut to the new sizes. Packets
+			 * policed between the read above and this write are
+			 * not charged: microseconds of traffic, at apply
+			 * only. */
 			v.st = old->st;
-			v.tb = old->tb;
-			tb_reconfig(&v.tb, &v.st, &pol[id].tb, monotonic_ns());
+			tb_reconfig(&v.st, &v.tb);
 		} else if (!v.tb.cir && !old->tb.cir) {
 			continue;
 		}
-		if (bpf_map_update_elem(fd, &id, &v, BPF_F_LOCK)) {
+		if (bpf_map_update_elem(fd, &id, &v, 0)) {
 			int err = -errno;
 
 			qos_police_restore(fd, saved);
@@ -71,7 +65,7 @@ void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES])
 	uint32_t id;
 
 	for (id = 1; id < QOS_MAX_CLASSES; id++)
-		bpf_map_update_elem(fd, &id, &saved[id], BPF_F_LOCK);
+		bpf_map_update_elem(fd, &id, &saved[id], 0);
 }
 
 int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_report *r)
@@ -87,7 +81,7 @@ int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_r
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem_flags(p->map[QOS_MAP_POLICERS], &idx, &r->pol, BPF_F_LOCK)) {
+	if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICERS], &idx, &r->pol)) {
 		err = -errno;
 		goto out;
 	}
