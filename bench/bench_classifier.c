@@ -167,22 +167,23 @@ static int empty_prog(void)
 
 /*
  * Policer variants on the hit class. 100 Gbit/s is far above what one CPU
- * offers here, so every packet is green; 1 kbit/s after a one-frame burst
- * makes every packet but the first red (red passes, so the verdict stays
- * TC_ACT_UNSPEC). The auto burst and the 1514-byte one hold several
- * clock ticks of tokens, the 64 kB burst at 100 Gbit/s only 5 us: the
- * policer may read a coarse clock for the former, not for the latter.
+ * offers here, so every packet is green; 1 kbit/s makes every packet but
+ * the first ones red (red passes, so the verdict stays TC_ACT_UNSPEC).
+ * The burst decides the clock (tb_params_clock()): jiffies for a bucket of
+ * ten ticks or more (500 MB at 100 Gbit/s is 40 ms, a frame at 1 kbit/s
+ * 12 s), CLOCK_MONOTONIC below (the auto burst at 100 Gbit/s is 10 ms).
  */
-enum { P_NONE, P_GREEN, P_RED, P_GREEN_SMALL, P_MAX };
+enum { P_NONE, P_GREEN_TICK, P_RED_TICK, P_GREEN_EXACT, P_RED_EXACT, P_MAX };
 
 static const struct {
 	const char *name;
 	uint64_t rate, burst;	/* bit/s, bytes (0 = auto) */
 } police_var[P_MAX] = {
 	[P_NONE] = { "hit class, no policer" },
-	[P_GREEN] = { "green, 100gbit auto burst", 100000000000ULL, 0 },
-	[P_RED] = { "red, 1kbit 1514b burst", 1000, 1514 },
-	[P_GREEN_SMALL] = { "green, 100gbit 64kb burst", 100000000000ULL, 65536 },
+	[P_GREEN_TICK] = { "green, jiffies", 100000000000ULL, 500000000 },
+	[P_RED_TICK] = { "red, jiffies", 1000, 1514 },
+	[P_GREEN_EXACT] = { "green, ktime", 100000000000ULL, 0 },
+	[P_RED_EXACT] = { "red, ktime", 1000, 1 },
 };
 
 /* Police class @cls as variant @v with a full bucket; P_NONE leaves the
@@ -193,12 +194,15 @@ static int set_police(struct qos *skel, int pol_fd, struct qos_cfg *cfg, uint32_
 	struct qos_policer pol = {};
 	struct timespec ts;
 
-	if (!burst)
+	if (!burst && rate)
 		burst = tb_auto_burst(rate, 1514);
 	if (v != P_NONE && tb_params_init(&pol.tb, TB_SRTCM, rate, burst, 0, 0))
 		return -EINVAL;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	tb_state_init(&pol.tb, &pol.st, ts.tv_sec * TB_NS_PER_SEC + ts.tv_nsec);
+	/* The clock qosctl would choose. */
+	clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+	if (v != P_NONE)
+		tb_params_clock(&pol.tb, ts.tv_nsec);
+	tb_state_init(&pol.tb, &pol.st, 0);
 	cfg->class_policer[cls] = v == P_NONE ? 0 : cls;
 	if (bpf_map_update_elem(pol_fd, &cls, &pol, 0))
 		return -errno;

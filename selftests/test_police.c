@@ -6,11 +6,13 @@
  * colour-aware input colours, the counters, and exactness when several
  * CPUs police through one bucket at once.
  *
- * bpf_prog_test_run() runs on the real bpf_ktime_get_ns(), so the buckets
- * refill while a test runs. The tests police at 1 kbit/s, one byte per
- * 8 ms, with buckets sized in packets plus half a packet: the colour of
- * every packet is then fixed by the burst alone unless a test takes longer
- * than a quarter of a second, and the expected colours are exact.
+ * bpf_prog_test_run() runs on the real clocks, so the buckets refill while
+ * a test runs. The tests police at 1 kbit/s, one byte per 8 ms, with
+ * buckets sized in packets plus half a packet: the colour of every packet
+ * is then fixed by the burst alone unless a test takes longer than a
+ * quarter of a second, and the expected colours are exact. Every test runs
+ * twice, with the policer on each of its clocks: CLOCK_MONOTONIC and
+ * jiffies (tb_params_clock()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,12 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kselftest_harness.h"
 #include "pkt.h"
+#include "kernel/policer.h"
 #include "qos_test.h"
 
 #define CLS_PIP		2
@@ -84,6 +88,36 @@ FIXTURE(police)
 	struct qos_cfg cfg;
 };
 
+FIXTURE_VARIANT(police)
+{
+	bool tick;
+};
+
+FIXTURE_VARIANT_ADD(police, exact_clock)
+{
+	.tick = false,
+};
+
+FIXTURE_VARIANT_ADD(police, tick_clock)
+{
+	.tick = true,
+};
+
+/* The jiffy, as qosctl learns it. */
+static uint64_t tick_ns(void)
+{
+	struct timespec ts;
+
+	clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_nsec;
+}
+
+/* The clock variant @v asks for, if @pol's buckets allow it. */
+static void set_clock(const FIXTURE_VARIANT(police) *v, struct qos_policer *pol)
+{
+	tb_params_clock(&pol->tb, v->tick ? tick_ns() : 0);
+}
+
 FIXTURE_SETUP(police)
 {
 	static struct qos_profile prof;
@@ -106,21 +140,26 @@ FIXTURE_TEARDOWN(police)
 	qos__destroy(self->skel);
 }
 
-/* Install policer @idx with full buckets of @cbs and @ebs bytes. */
-static int set_policer(struct qos *skel, uint32_t idx, uint32_t mode, uint64_t cbs, uint64_t ebs,
-		       uint32_t flags, struct qos_police_action g, struct qos_police_action y,
+/* Install policer @idx at RATE with full buckets of @cbs and @ebs bytes, on
+ * the clock of @v. */
+static int set_policer(FIXTURE_DATA(police) *self, const FIXTURE_VARIANT(police) *v,
+		       uint32_t idx, uint32_t mode, uint64_t cbs, uint64_t ebs, uint32_t flags,
+		       struct qos_police_action g, struct qos_police_action y,
 		       struct qos_police_action r)
 {
 	struct qos_policer pol = {};
 
 	if (tb_params_init(&pol.tb, mode, RATE, cbs, mode == TB_TRTCM ? RATE : 0, ebs))
 		return -EINVAL;
+	set_clock(v, &pol);
+	if (v->tick && !pol.tb.tick_ns)
+		return -ERANGE;
 	tb_state_init(&pol.tb, &pol.st, now_ns());
 	pol.flags = flags;
 	pol.act[TB_GREEN] = g;
 	pol.act[TB_YELLOW] = y;
 	pol.act[TB_RED] = r;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.qos_policers), &idx, &pol, 0);
+	return bpf_map_update_elem(bpf_map__fd(self->skel->maps.qos_policers), &idx, &pol, 0);
 }
 
 static void sum(int fd, uint32_t key, struct qos_ctr *out)
@@ -172,7 +211,7 @@ TEST_F(police, drop_beyond_burst)
 
 	for (s = 0; s < 2; s++) {
 		build(&p, shapes[s], 46);
-		ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 5 / 2, 0, 0,
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 5 / 2, 0, 0,
 					 PASS, DROP, DROP));
 		for (i = 0; i < 4; i++) {
 			pkt_run(self->prog, &p, OTHER_BITS, &r);
@@ -201,7 +240,7 @@ TEST_F(police, unpoliced_class_untouched)
 	static struct pkt p;
 	int i;
 
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, 100, 0, 0, DROP, DROP, DROP));
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, 100, 0, 0, DROP, DROP, DROP));
 	build(&p, V4, 0);
 	for (i = 0; i < 10; i++) {
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
@@ -239,7 +278,7 @@ TEST_F(police, remark_ipv4)
 		const struct iphdr *ip;
 
 		build(&p, shapes[s], 46);
-		ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0,
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0,
 					 PASS, remark, remark));
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
 		EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));	/* green: as it was */
@@ -280,7 +319,7 @@ TEST_F(police, remark_ipv6)
 	uint32_t w;
 
 	build(&p, V6, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
 				 remark));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	ASSERT_EQ(0, r.err);
@@ -305,7 +344,7 @@ TEST_F(police, remark_6in4_inner)
 	uint32_t w;
 
 	build(&p, SIXIN4, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
 				 remark));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	ASSERT_EQ(0, r.err);
@@ -326,7 +365,7 @@ TEST_F(police, demote_changes_mark)
 	static struct pkt p;
 
 	build(&p, V6, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0, PASS, DROP,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0, PASS, DROP,
 				 demote));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	EXPECT_EQ(mark_of(CLS_PIP), r.ctx.mark);
@@ -350,7 +389,7 @@ TEST_F(police, srtcm_three_colours)
 	static struct pkt p;
 
 	build(&p, V4, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 3 / 2, p.len * 3 / 2, 0,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 3 / 2, p.len * 3 / 2, 0,
 				 PASS, remark, DROP));
 	pkt_run(self->prog, &p, 0, &r);
 	EXPECT_EQ(46 << 2 | ECN_CE, ((struct iphdr *)(r.out + ETH_HLEN))->tos);
@@ -383,7 +422,7 @@ TEST_F(police, trtcm_colour_aware)
 	uint32_t idx = CLS_PIP;
 	int i, fd = bpf_map__fd(self->skel->maps.qos_policers);
 
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_TRTCM, 10000, 10000, QOS_POLICE_F_AWARE,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_TRTCM, 10000, 10000, QOS_POLICE_F_AWARE,
 				 PASS, to_be, to_lbe));
 	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
 	pol.pre_yellow = 1ULL << 47;
@@ -410,6 +449,74 @@ TEST_F(police, trtcm_colour_aware)
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
 		EXPECT_EQ(mark_of(CLS_PIP), r.ctx.mark) TH_LOG("blind, dscp %u", dscp[i]);
 	}
+}
+
+/*
+ * qosctl's install path (qos_police_install()) on the live map: a re-apply
+ * with an unchanged policer leaves its buckets alone; a changed one keeps
+ * its tokens, neither refilled nor emptied, also when the change moves it
+ * to the other clock, after which it refills at its new rate. Rollback
+ * writes the previous entries back.
+ */
+TEST_F(police, reapply_keeps_buckets)
+{
+	static struct qos_policer pol[QOS_MAX_CLASSES], saved[QOS_MAX_CLASSES];
+	int fd = bpf_map__fd(self->skel->maps.qos_policers);
+	struct qos_policer *pp = &pol[CLS_PIP], cur;
+	static struct run_result r;
+	uint32_t idx = CLS_PIP;
+	static struct pkt p;
+	int i;
+
+	build(&p, V4, 46);
+	/* 3.5 packets at 1 kbit/s: seconds of tokens, the tick clock. */
+	ASSERT_EQ(0, tb_params_init(&pp->tb, TB_SRTCM, RATE, p.len * 7 / 2, 0, 0));
+	tb_state_init(&pp->tb, &pp->st, 0);
+	pp->act[TB_YELLOW] = DROP;
+	pp->act[TB_RED] = DROP;
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	EXPECT_EQ(0, saved[CLS_PIP].tb.cir);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_EQ(tick_ns(), cur.tb.tick_ns);
+	for (i = 0; i < 3; i++) {
+		pkt_run(self->prog, &p, 0, &r);
+		EXPECT_EQ(TC_ACT_UNSPEC, r.retval) TH_LOG("packet %d", i);
+	}
+
+	/* Unchanged: not written; half a packet stays in the bucket. */
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_GE(cur.st.tc, p.len / 2 * TB_NBITS_PER_BYTE);
+	EXPECT_LT(cur.st.tc, p.len * TB_NBITS_PER_BYTE);
+	pkt_run(self->prog, &p, 0, &r);
+	EXPECT_EQ(TC_ACT_SHOT, r.retval);
+
+	/* A bigger bucket: not refilled. */
+	ASSERT_EQ(0, tb_params_init(&pp->tb, TB_SRTCM, RATE, p.len * 10, 0, 0));
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	EXPECT_EQ(p.len * 7 / 2 * TB_NBITS_PER_BYTE, saved[CLS_PIP].tb.cbs);
+	pkt_run(self->prog, &p, 0, &r);
+	EXPECT_EQ(TC_ACT_SHOT, r.retval);
+
+	/* 1 Gbit/s: the same bucket holds 2 us, the exact clock. The switch
+	 * credits nothing; a millisecond later the bucket is full. */
+	ASSERT_EQ(0, tb_params_init(&pp->tb, TB_SRTCM, 1000000000, p.len * 10, 0, 0));
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_EQ(0, cur.tb.tick_ns);
+	pkt_run(self->prog, &p, 0, &r);
+	EXPECT_EQ(TC_ACT_SHOT, r.retval);
+	usleep(1000);
+	for (i = 0; i < 10; i++) {
+		pkt_run(self->prog, &p, 0, &r);
+		EXPECT_EQ(TC_ACT_UNSPEC, r.retval) TH_LOG("packet %d", i);
+	}
+
+	/* Rollback: the 1 kbit/s policer is back. */
+	qos_police_restore(fd, saved);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_EQ(RATE, cur.tb.cir);
+	EXPECT_EQ(p.len * 10 * TB_NBITS_PER_BYTE, cur.tb.cbs);
 }
 
 struct hammer {
@@ -488,7 +595,7 @@ TEST_F(police, concurrent_exact)
 	uint64_t t0, extra;
 
 	build(&p, V4, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 5000 + p.len / 2, 0, 0,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 5000 + p.len / 2, 0, 0,
 				 PASS, DROP, DROP));
 	t0 = now_ns();
 	ASSERT_EQ(0, hammer2(self->prog, &p, 100000));
@@ -513,7 +620,9 @@ TEST_F(police, concurrent_exact)
  * token earned is either taken by a green packet or still in the bucket.
  * Green bytes plus what is left are within 1% of CIR x elapsed, and green
  * alone does not exceed it by more than 1%. Elapsed runs from the first
- * packet to after the last.
+ * packet, which sets the policer's origin on its clock, to after the last:
+ * the tick clock may credit up to a tick (4 ms at HZ=250, 0.3%) more or
+ * less than that.
  */
 TEST_F(police, concurrent_rate)
 {
@@ -530,6 +639,8 @@ TEST_F(police, concurrent_rate)
 
 	build(&p, V4, 46);
 	ASSERT_EQ(0, tb_params_init(&pol.tb, TB_SRTCM, rate, rate / 8 * 8, 0, 0));
+	set_clock(variant, &pol);
+	ASSERT_EQ(variant->tick ? tick_ns() : 0, pol.tb.tick_ns);
 	tb_state_init(&pol.tb, &pol.st, now_ns());
 	pol.st.tc = 0;
 	pol.act[TB_RED] = DROP;

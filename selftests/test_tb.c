@@ -21,6 +21,7 @@
 #define SEC	1000000000ULL
 #define DAY	(86400ULL * SEC)
 #define NB	TB_NBITS_PER_BYTE
+#define TICK	(4 * MS)	/* HZ=250 */
 
 /* Credit the time up to @now and take nothing: a red probe. */
 static void refill(const struct tb_params *p, struct tb_state *s, uint64_t now)
@@ -223,6 +224,175 @@ TEST(rate_change)
 	s.tc = 60000 * NB;
 	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 2500 * MS, 1000, TB_GREEN));
 	EXPECT_EQ(49000 * NB, s.tc);
+}
+
+/* A reading of another clock (2^62 ns or more away) is adopted as the new
+ * origin: nothing is credited for the jump, either way, and the time after
+ * it is credited exactly. */
+TEST(other_clock)
+{
+	const uint64_t j = 2 * TB_CLOCK_OTHER + 12345 * TICK;	/* a jiffies reading */
+	struct tb_params p;
+	struct tb_state s;
+
+	ASSERT_EQ(0, srtcm(&p, &s, 8000, 1000, 0));		/* 1 byte/ms */
+	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 5 * SEC, 1000, TB_GREEN));
+	EXPECT_EQ(TB_RED, tb_police(&p, &s, j, 1, TB_GREEN));
+	EXPECT_EQ(0, s.tc);
+	EXPECT_EQ(j, s.last_ns);
+	refill(&p, &s, j + TICK);
+	EXPECT_EQ(4 * NB, s.tc);
+	/* And back: CLOCK_MONOTONIC after jiffies. */
+	EXPECT_EQ(TB_RED, tb_police(&p, &s, 6 * SEC, 5, TB_GREEN));
+	EXPECT_EQ(4 * NB, s.tc);
+	EXPECT_EQ(6 * SEC, s.last_ns);
+
+	/* A policer installed with time 0 and full buckets (what qosctl
+	 * writes) is full at its first packet on either clock. */
+	ASSERT_EQ(0, srtcm(&p, &s, 8000, 1000, 0));
+	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, j, 1000, TB_GREEN));
+	ASSERT_EQ(0, srtcm(&p, &s, 8000, 1000, 0));
+	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 1, 1000, TB_GREEN));
+}
+
+/* The tick a policer with these parameters gets from tb_params_clock(), or
+ * -1 if they are out of range. */
+static long long chosen_tick(__u32 mode, __u64 cir, __u64 cbs, __u64 pir, __u64 ebs)
+{
+	struct tb_params p;
+
+	if (tb_params_init(&p, mode, cir, cbs, pir, ebs) || p.tick_ns)
+		return -1;
+	tb_params_clock(&p, TICK);
+	return p.tick_ns;
+}
+
+/* The tick clock is chosen only for buckets that hold ten ticks of tokens
+ * at their rate, all of them. */
+TEST(tick_clock_choice)
+{
+	struct tb_params p;
+
+	/* 10 Mbit/s, 50000 bytes = 40 ms: ten ticks, enough; a byte less is
+	 * not, nor is tick 0. */
+	EXPECT_EQ(TICK, chosen_tick(TB_SRTCM, 10000000, 50000, 0, 0));
+	EXPECT_EQ(0, chosen_tick(TB_SRTCM, 10000000, 49999, 0, 0));
+	ASSERT_EQ(0, tb_params_init(&p, TB_SRTCM, 10000000, 50000, 0, 0));
+	tb_params_clock(&p, TICK);
+	tb_params_clock(&p, 0);
+	EXPECT_EQ(0, p.tick_ns);
+	/* One frame at 100 Mbit/s is 0.12 ms: exact clock. */
+	EXPECT_EQ(0, chosen_tick(TB_SRTCM, 100000000, 1514, 0, 0));
+	/* A small EBS or PBS keeps the exact clock too; EBS 0 does not. */
+	EXPECT_EQ(0, chosen_tick(TB_SRTCM, 10000000, 50000, 0, 1514));
+	EXPECT_EQ(0, chosen_tick(TB_TRTCM, 10000000, 50000, 100000000, 50000));
+	EXPECT_EQ(TICK, chosen_tick(TB_TRTCM, 10000000, 50000, 10000000, 50000));
+	/* The auto burst holds 40 ms at 50 Mbit/s, 10.75 ms at 2 Gbit/s. */
+	EXPECT_EQ(TICK, chosen_tick(TB_SRTCM, 50000000, tb_auto_burst(50000000, 1514), 0, 0));
+	EXPECT_EQ(0, chosen_tick(TB_SRTCM, 2000000000, tb_auto_burst(2000000000, 1514), 0, 0));
+}
+
+/*
+ * Sustained overload on a tick clock: a bucket of two ticks passes the
+ * burst plus rate x the time of the last tick read, to the byte; the lumps
+ * are never cut by the cap. With less than one tick of bucket, the cap
+ * cuts every lump and the rate collapses.
+ */
+TEST(tick_clock_exact)
+{
+	const uint64_t rate = 10000000, pkt = 1000, gap = pkt * 8 * SEC / (2 * rate);
+	const uint64_t sizes[] = { 10000, 4000 };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		uint64_t t, now = 0, passed = 0, want;
+		struct tb_params p;
+		struct tb_state s;
+
+		ASSERT_EQ(0, srtcm(&p, &s, rate, sizes[i], 0));
+		for (t = 0; t < 10 * SEC; t += gap) {
+			now = t / TICK * TICK;
+			if (tb_police(&p, &s, now, pkt, TB_GREEN) == TB_GREEN)
+				passed += pkt;
+		}
+		want = sizes[i] + rate * now / 8 / SEC;
+		if (i == 0) {
+			EXPECT_EQ(want * NB, passed * NB + s.tc);
+			EXPECT_LE(want - passed, pkt);
+		} else {
+			EXPECT_LT(passed, want * 9 / 10) TH_LOG("%llu of %llu bytes",
+							       (unsigned long long)passed,
+							       (unsigned long long)want);
+		}
+	}
+}
+
+/* A deterministic pseudo-random sequence (xorshift64). */
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+#define NPKT 20000
+
+/*
+ * On a clock that ticks, the policer decides as the exact one would on
+ * arrival times rounded down to the tick. So, with L a tick's tokens:
+ * it passes all of a stream that conforms to (CIR, CBS - L), and in no
+ * window [t_i, t_j] does it pass more than CBS + CIR x (t_j - t_i + tick).
+ * Checked on random bursty traffic, for every window.
+ */
+TEST(tick_clock_bounds)
+{
+	static uint64_t t[NPKT], len[NPKT], green[NPKT + 1];
+	const uint64_t rate = 10000000, cbs = 50000, lump = rate * TICK / 8 / SEC;
+	uint64_t x = 88172645463325252ULL, now = 0, best = 0;
+	struct tb_params p, pc;
+	struct tb_state s, sc;
+	int i, passed = 0, n = 0;
+
+	/* Bursts at four times the rate, a pause of up to 20 ms after one
+	 * packet in 32: about 1.3 times the rate on average. */
+	for (i = 0; i < NPKT; i++) {
+		if (rnd(&x) % 32 == 0)
+			now += rnd(&x) % (20 * MS);
+		len[i] = 64 + rnd(&x) % 1451;
+		t[i] = now;
+		now += len[i] * 8 * SEC / (4 * rate) * (1 + rnd(&x) % 3) / 2;
+	}
+	ASSERT_EQ(0, srtcm(&p, &s, rate, cbs, 0));
+	for (i = 0; i < NPKT; i++) {
+		int g = tb_police(&p, &s, t[i] / TICK * TICK, len[i], TB_GREEN) == TB_GREEN;
+
+		green[i + 1] = green[i] + (g ? len[i] : 0);
+	}
+	/* max over j >= i of green(i..j) - rate x (t_j - t_i), in nanobits,
+	 * from the largest G(j+1) - rate x t_j to the right of each i. */
+	for (i = NPKT - 1; i >= 0; i--) {
+		uint64_t f = green[i + 1] * NB - rate * t[i] + rate * t[NPKT - 1];
+
+		if (f > best)
+			best = f;
+		ASSERT_LE(best - (green[i] * NB - rate * t[i] + rate * t[NPKT - 1]),
+			  cbs * NB + rate * TICK) TH_LOG("window from packet %d", i);
+	}
+
+	/* What an exact policer of burst CBS - L passes conforms to it: the
+	 * tick policer of CBS passes all of it. */
+	ASSERT_EQ(0, srtcm(&pc, &sc, rate, cbs - lump, 0));
+	ASSERT_EQ(0, srtcm(&p, &s, rate, cbs, 0));
+	for (i = 0; i < NPKT; i++) {
+		if (tb_police(&pc, &sc, t[i], len[i], TB_GREEN) != TB_GREEN)
+			continue;
+		n++;
+		passed += tb_police(&p, &s, t[i] / TICK * TICK, len[i], TB_GREEN) == TB_GREEN;
+	}
+	EXPECT_EQ(n, passed);
+	EXPECT_GT(n, NPKT / 2);
+	EXPECT_LT(n, NPKT);
 }
 
 /*

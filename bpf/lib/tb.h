@@ -41,6 +41,14 @@
 #define TB_RATE_MAX		1000000000000ULL	/* 1 Tbit/s */
 #define TB_BURST_MAX		(1ULL << 29)		/* bytes per bucket, 512 MiB */
 
+/*
+ * Two readings further apart than this (146 years) come from different
+ * clocks: the bucket then adopts the new reading without crediting
+ * anything (see tb_claim()). A caller with two clocks keeps one of them
+ * at or above TB_CLOCK_OTHER * 2.
+ */
+#define TB_CLOCK_OTHER		(1ULL << 62)
+
 /* A CAS that lost to another CPU this many times in a row gives up: the
  * bucket counts as empty for that packet (tb_police()). */
 #define TB_CAS_TRIES		16
@@ -71,6 +79,8 @@ enum tb_color {
  * at pir.
  * fill_c_ns / fill_e_ns: after this much idle time the buckets are full,
  * whatever they held (srTCM: both buckets through fill_c_ns).
+ * tick_ns: 0, or the period of the ticking clock that drives the buckets
+ * (tb_params_clock()).
  */
 struct tb_params {
 	__u64 cir;		/* bit/s */
@@ -79,6 +89,7 @@ struct tb_params {
 	__u64 ebs;		/* nanobits: srTCM EBS or trTCM PBS */
 	__u64 fill_c_ns;
 	__u64 fill_e_ns;
+	__u64 tick_ns;
 	__u32 mode;		/* enum tb_mode */
 	__u32 pad;
 };
@@ -120,12 +131,42 @@ TB_INLINE int tb_params_init(struct tb_params *p, __u32 mode, __u64 cir, __u64 c
 		p->fill_c_ns = tb_div_up(p->cbs, cir);
 		p->fill_e_ns = tb_div_up(p->ebs, pir);
 	}
+	p->tick_ns = 0;
 	return 0;
 }
 
 /*
- * RFC 2697 2.x / RFC 2698 2.x: both buckets start full. @now may be 0: a
- * full bucket loses nothing by being credited from then.
+ * Let a clock that ticks every @tick_ns drive the buckets if every one of
+ * them holds TB_TICKS_MIN ticks of tokens at its rate; 0 or too coarse a
+ * tick leaves an exact clock. On a ticking clock the buckets decide as on
+ * the exact one for arrival times rounded down to the tick: bytes are
+ * still credited to the nanobit, up to a tick late. With L the tokens of
+ * a tick, that passes all traffic conforming to (rate, size - L) and never
+ * more than size + L + rate x T in an interval T: the burst moves by at
+ * most L, a tenth here. Under sustained overload it is exact in the long
+ * run once a bucket holds two lumps of L (tc-tbf(8) asks burst >= rate /
+ * HZ for the same reason); below one, the cap cuts every lump.
+ */
+#define TB_TICKS_MIN		10
+
+TB_INLINE void tb_params_clock(struct tb_params *p, __u64 tick_ns)
+{
+	__u64 min_ns = TB_TICKS_MIN * tick_ns;
+
+	p->tick_ns = 0;
+	if (!tick_ns || p->cbs / p->cir < min_ns)
+		return;
+	if (p->mode == TB_TRTCM && p->ebs / p->pir < min_ns)
+		return;
+	if (p->mode == TB_SRTCM && p->ebs && p->ebs / p->cir < min_ns)
+		return;
+	p->tick_ns = tick_ns;
+}
+
+/*
+ * RFC 2697 2.x / RFC 2698 2.x: both buckets start full. @now may be 0 or a
+ * reading of another clock than the data path's: a full bucket loses
+ * nothing by not being credited until the first packet.
  */
 TB_INLINE void tb_state_init(const struct tb_params *p, struct tb_state *s, __u64 now)
 {
@@ -138,15 +179,20 @@ TB_INLINE void tb_state_init(const struct tb_params *p, struct tb_state *s, __u6
  * Claim the interval from last_ns to @now: the CPU whose CAS moves last_ns
  * forward credits its tokens, and no other CPU can claim them again.
  * Returns its length in ns, 0 for nothing to credit: a reading at or behind
- * last_ns (another CPU got there first; last_ns never moves back) or a
- * lost race (the winner's interval ends where the next claim begins, so
- * nothing falls between).
+ * last_ns (another CPU got there first; last_ns never moves back), a lost
+ * race (the winner's interval ends where the next claim begins, so nothing
+ * falls between), or a reading of another clock, which is adopted as the
+ * new origin.
  */
 TB_INLINE __u64 tb_claim(struct tb_state *s, __u64 now)
 {
 	__u64 last = TB_LOAD(s->last_ns);
 	__u64 dt = now - last;
 
+	if (dt + TB_CLOCK_OTHER >= 2 * TB_CLOCK_OTHER) {
+		TB_CAS(&s->last_ns, last, now);
+		return 0;
+	}
 	if ((__s64)dt <= 0 || TB_CAS(&s->last_ns, last, now) != last)
 		return 0;
 	return dt;
@@ -245,7 +291,7 @@ TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 n
  * Carry the buckets @s of a running policer over to new parameters @np
  * without refilling or emptying them: what they hold is kept, cut to the
  * new sizes. The time since the last refill is credited by the next packet,
- * at the new rates.
+ * at the new rates (or not at all if the new parameters change the clock).
  * Not atomic: qosctl applies it to a copy and writes the whole value back.
  */
 TB_INLINE void tb_reconfig(struct tb_state *s, const struct tb_params *np)

@@ -10,11 +10,23 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kernel/policer.h"
+
+/* The period of jiffies: the coarse clocks advance once per tick. 0 if
+ * unknown, which keeps every policer on the exact clock. */
+static uint64_t tick_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) || ts.tv_sec)
+		return 0;
+	return ts.tv_nsec;
+}
 
 /* Everything but the buckets. */
 static bool same_config(const struct qos_policer *a, const struct qos_policer *b)
@@ -27,6 +39,7 @@ static bool same_config(const struct qos_policer *a, const struct qos_policer *b
 int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],
 		       struct qos_policer saved[QOS_MAX_CLASSES])
 {
+	uint64_t tick = tick_ns();
 	uint32_t id;
 
 	memset(saved, 0, sizeof(*saved) * QOS_MAX_CLASSES);
@@ -38,6 +51,8 @@ int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],
 		struct qos_policer v = pol[id];
 		const struct qos_policer *old = &saved[id];
 
+		if (v.tb.cir)
+			tb_params_clock(&v.tb, tick);
 		if (v.tb.cir && old->tb.cir) {
 			if (same_config(&v, old))
 				continue;
