@@ -14,7 +14,21 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
 #include "kselftest_harness.h"
+
+/* Every CAS on this word loses, as to a faster CPU (tb_step()'s way out). */
+static void *cas_loses;
+
+static inline __u64 test_cas(__u64 *p, __u64 old, __u64 new)
+{
+	if (p == cas_loses)
+		return old + 1;
+	return __sync_val_compare_and_swap(p, old, new);
+}
+
+#define TB_CAS(p, old, new) test_cas(p, old, new)
 #include "bpf/lib/tb.h"
 
 #define MS	1000000ULL
@@ -224,6 +238,39 @@ TEST(rate_change)
 	s.tc = 60000 * NB;
 	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 2500 * MS, 1000, TB_GREEN));
 	EXPECT_EQ(49000 * NB, s.tc);
+}
+
+/* A step whose CAS keeps losing takes nothing (the packet gets the next
+ * colour) but its credit still reaches the bucket, by an atomic add; what
+ * that leaves above the size is cut by the next step and, in srTCM, goes
+ * on to E. */
+TEST(cas_gives_up)
+{
+	struct tb_params p;
+	struct tb_state s;
+
+	ASSERT_EQ(0, srtcm(&p, &s, 8000, 10, 100));		/* 1 byte/ms */
+	s.tc = 0;
+	s.te = 0;
+	cas_loses = &s.tc;
+	EXPECT_EQ(TB_RED, tb_police(&p, &s, 5 * MS, 1, TB_GREEN));
+	EXPECT_EQ(5 * MS, s.last_ns);
+	EXPECT_EQ(5 * NB, s.tc);
+	cas_loses = NULL;
+	EXPECT_EQ(TB_GREEN, tb_police(&p, &s, 5 * MS, 5, TB_GREEN));
+	EXPECT_EQ(0, s.tc);
+
+	/* Full C: the add goes above its size; the next step cuts it and E
+	 * gets the excess. */
+	s.tc = 10 * NB;
+	cas_loses = &s.tc;
+	EXPECT_EQ(TB_RED, tb_police(&p, &s, 12 * MS, 1, TB_GREEN));	/* E is empty */
+	EXPECT_EQ(17 * NB, s.tc);
+	EXPECT_EQ(0, s.te);
+	cas_loses = NULL;
+	refill(&p, &s, 12 * MS);
+	EXPECT_EQ(10 * NB, s.tc);
+	EXPECT_EQ(7 * NB, s.te);
 }
 
 /* A reading of another clock (2^62 ns or more away) is adopted as the new

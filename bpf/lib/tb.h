@@ -50,14 +50,19 @@
 #define TB_CLOCK_OTHER		(1ULL << 62)
 
 /* A CAS that lost to another CPU this many times in a row gives up: the
- * bucket counts as empty for that packet (tb_police()). */
+ * bucket counts as empty for that packet, and its credit is added with an
+ * atomic add instead (tb_step()). */
 #define TB_CAS_TRIES		16
 
 /* Atomic access to a state word, the same in BPF and natively. The BPF
- * form is BPF_ATOMIC | BPF_CMPXCHG on a 64-bit word (kernel 5.12), which
- * clang emits at any -mcpu (v3 is needed only for 32-bit atomics). */
+ * forms are BPF_ATOMIC | BPF_CMPXCHG on a 64-bit word (kernel 5.12), which
+ * clang emits at any -mcpu (v3 is needed only for 32-bit atomics), and
+ * BPF_ATOMIC | BPF_ADD without fetch (the old XADD). */
 #define TB_LOAD(x)		(*(volatile __u64 *)&(x))
+#ifndef TB_CAS		/* a test may make it lose */
 #define TB_CAS(p, old, new)	__sync_val_compare_and_swap(p, old, new)
+#endif
+#define TB_ADD(p, v)		__sync_fetch_and_add(p, v)
 
 enum tb_mode {
 	TB_SRTCM,	/* RFC 2697: CIR, CBS, EBS */
@@ -209,8 +214,14 @@ TB_INLINE __u64 tb_credit(__u64 dt_ns, __u64 rate, __u64 size, __u64 fill_ns)
  * One atomic step on one bucket of @size: add @credit (what does not fit
  * goes to *@over when @over is given) and, if @take and the bucket then
  * holds @b, take @b. Returns 1 if @b was taken, 0 if not, -1 if the CAS
- * lost TB_CAS_TRIES times in a row. A bucket found above @size (a
- * reconfiguration shrank it) is cut back by the same step.
+ * lost TB_CAS_TRIES times in a row: then nothing is taken and the credit
+ * is added with an atomic add, which cannot lose, without the cap. A
+ * bucket found above @size (that add, or a reconfiguration that shrank
+ * it) is cut back by the next step, what it cuts going to *@over as any
+ * overflow. The add is at most @size, and a credit that large needs an
+ * idle of the bucket's fill time before its claim, so two are never in
+ * flight at once: a bucket stays below two sizes and a step's sum below
+ * 2^64.
  */
 TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int take, __u64 b)
 {
@@ -229,6 +240,10 @@ TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int 
 		if (nt == t || TB_CAS(tokens, t, nt) == t)
 			return ok;
 	}
+	if (over)
+		*over = 0;
+	if (credit)
+		TB_ADD(tokens, credit < size ? credit : size);
 	return -1;
 }
 
@@ -244,9 +259,8 @@ TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int 
  * than it held plus its rate x the time claimed, so green bytes never
  * exceed CBS + CIR x t, nor green and yellow PBS + PIR x t (trTCM) or
  * CBS + EBS + CIR x t (srTCM). A step that keeps losing the race
- * (TB_CAS_TRIES in a row) counts as a bucket without the packet's tokens,
- * and the tokens of the time this packet claimed are lost: stricter, never
- * looser.
+ * (TB_CAS_TRIES in a row) counts as a bucket without the packet's tokens:
+ * stricter, never looser; its credit still reaches the bucket.
  */
 TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 now,
 			      __u32 bytes, __u32 pre)
@@ -274,10 +288,8 @@ TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 n
 	 * overflows C goes on to E. */
 	r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs + p->ebs, p->fill_c_ns) : 0,
 		    &over, pre == TB_GREEN, b);
-	if (r < 0) {
+	if (r < 0)
 		r = 0;
-		over = 0;
-	}
 	if (r > 0 && !over)
 		return TB_GREEN;
 	if (!p->ebs)
