@@ -14,12 +14,10 @@
  * twice, with the policer on each of its clocks: CLOCK_MONOTONIC and
  * jiffies (tb_params_clock()).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* cpus.h */
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -29,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "kselftest_harness.h"
+#include "cpus.h"
 #include "pkt.h"
 #include "kernel/policer.h"
 #include "qos_test.h"
@@ -536,21 +535,6 @@ static void *hammer_run(void *arg)
 	return NULL;
 }
 
-/* The @i-th CPU this process may run on (0 and 1 on an idle 2-CPU
- * machine), or -1 if there are not that many. */
-static int nth_cpu(int i)
-{
-	cpu_set_t set;
-	int c;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set) && i-- == 0)
-			return c;
-	return -1;
-}
-
 /* Run @p through @prog @repeat times from each of two threads, pinned to
  * two CPUs (test_run runs the program on the caller's CPU). */
 static int hammer2(int prog, const struct pkt *p, uint32_t repeat)
@@ -560,18 +544,8 @@ static int hammer2(int prog, const struct pkt *p, uint32_t repeat)
 	int i, n, err = 0;
 
 	for (n = 0; n < 2 && !err; n++) {
-		pthread_attr_t attr;
-		cpu_set_t set;
-
 		h[n] = (struct hammer){ .prog = prog, .p = p, .repeat = repeat };
-		pthread_attr_init(&attr);
-		if (nth_cpu(n) >= 0) {
-			CPU_ZERO(&set);
-			CPU_SET(nth_cpu(n), &set);
-			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		}
-		err = -pthread_create(&th[n], &attr, hammer_run, &h[n]);
-		pthread_attr_destroy(&attr);
+		err = qos_test_start_on(n, &th[n], hammer_run, &h[n]);
 	}
 	if (err)
 		n--;

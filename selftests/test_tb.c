@@ -9,14 +9,13 @@
  * definitions in RFC 2697 section 3 and RFC 2698 section 3 and written in
  * the comments; they are not computed by the code under test.
  */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
+#define _GNU_SOURCE /* cpus.h */
 #include <stdint.h>
 
 #include <linux/types.h>
 
 #include "kselftest_harness.h"
+#include "cpus.h"
 
 /* Every CAS on this word loses, as to a faster CPU (tb_step()'s way out). */
 static void *cas_loses;
@@ -471,21 +470,6 @@ static void *hammer_run(void *arg)
 	return NULL;
 }
 
-/* The @i-th CPU this process may run on (0 and 1 on an idle 2-CPU
- * machine), or -1 if there are not that many. */
-static int nth_cpu(int i)
-{
-	cpu_set_t set;
-	int c;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set) && i-- == 0)
-			return c;
-	return -1;
-}
-
 static int hammer2(const struct tb_params *p, struct tb_state *s, uint64_t step, uint64_t pkt,
 		   uint64_t n, uint64_t bytes[TB_COLOR_MAX])
 {
@@ -496,24 +480,15 @@ static int hammer2(const struct tb_params *p, struct tb_state *s, uint64_t step,
 
 	clock = 0;
 	for (i = 0; i < 2; i++) {
-		pthread_attr_t attr;
-		cpu_set_t set;
 		int err;
 
 		h[i] = (struct hammer){ .p = p, .s = s, .clock = &clock, .step = step,
 					.pkt = pkt, .n = n, .pre = TB_GREEN };
-		pthread_attr_init(&attr);
-		if (nth_cpu(i) >= 0) {
-			CPU_ZERO(&set);
-			CPU_SET(nth_cpu(i), &set);
-			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		}
-		err = pthread_create(&th[i], &attr, hammer_run, &h[i]);
-		pthread_attr_destroy(&attr);
+		err = qos_test_start_on(i, &th[i], hammer_run, &h[i]);
 		if (err) {
 			if (i)
 				pthread_join(th[0], NULL);
-			return -err;
+			return err;
 		}
 	}
 	for (c = 0; c < TB_COLOR_MAX; c++)
@@ -594,6 +569,113 @@ TEST(concurrent_srtcm_excess_bound)
 	EXPECT_GE(gy * NB + s.tc + s.te, cap - pkt * NB);
 	EXPECT_GT(bytes[TB_YELLOW], 0);
 	EXPECT_GT(bytes[TB_RED], 0);
+}
+
+/* One packet of a worked example: its arrival and the colour worked out by
+ * hand. */
+struct example {
+	uint64_t t_ms;
+	int color;
+};
+
+/* The harness's EXPECT_EQ is two statements: the braces keep both in the
+ * loop. */
+#define EXPECT_EXAMPLE(p, s, ex)                                                           \
+	for (unsigned int i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {                    \
+		EXPECT_EQ(ex[i].color, tb_police(p, s, ex[i].t_ms * MS, 1000, TB_GREEN)) \
+			TH_LOG("packet %u", i);                                            \
+	}
+
+/*
+ * RFC 2697, colour-blind. CIR 8000 bit/s = 1 byte/ms, CBS 3000, EBS 2000,
+ * packets of 1000 bytes. Tc = 3000, Te = 2000 at start.
+ *   t=0     x6: G G G (Tc 0) Y Y (Te 0) R
+ *   t=1500  +1500 bytes all into C (Tc 1500): G (Tc 500), R
+ *   t=5000  +3500: C takes 2500 (Tc 3000), E the other 1000:
+ *           G G G Y R
+ */
+TEST(srtcm_blind_worked_example)
+{
+	static const struct example ex[] = {
+		{ 0, TB_GREEN }, { 0, TB_GREEN }, { 0, TB_GREEN }, { 0, TB_YELLOW },
+		{ 0, TB_YELLOW }, { 0, TB_RED },
+		{ 1500, TB_GREEN }, { 1500, TB_RED },
+		{ 5000, TB_GREEN }, { 5000, TB_GREEN }, { 5000, TB_GREEN },
+		{ 5000, TB_YELLOW }, { 5000, TB_RED },
+	};
+	struct tb_params p;
+	struct tb_state s;
+
+	ASSERT_EQ(0, srtcm(&p, &s, 8000, 3000, 2000));
+	EXPECT_EXAMPLE(&p, &s, ex)
+}
+
+/*
+ * RFC 2697, colour-aware, same buckets. A yellow packet may only use E, a
+ * red one is red and takes nothing.
+ *   t=0  Y-in: Y (Te 1000)   R-in: R   G-in: G (Tc 2000)
+ *        Y-in: Y (Te 0)      Y-in: R (Te empty, C not allowed)
+ *        G-in: G (Tc 1000)   G-in: G (Tc 0)   G-in: R
+ */
+TEST(srtcm_aware_worked_example)
+{
+	static const int in[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_YELLOW,
+				  TB_GREEN, TB_GREEN, TB_GREEN };
+	static const int out[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_RED,
+				   TB_GREEN, TB_GREEN, TB_RED };
+	struct tb_params p;
+	struct tb_state s;
+	unsigned int i;
+
+	ASSERT_EQ(0, srtcm(&p, &s, 8000, 3000, 2000));
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		EXPECT_EQ(out[i], tb_police(&p, &s, 0, 1000, in[i])) TH_LOG("packet %u", i);
+}
+
+/*
+ * RFC 2698, colour-blind. CIR 8000 bit/s (1 byte/ms), CBS 2000;
+ * PIR 16000 bit/s (2 bytes/ms), PBS 3000; packets of 1000 bytes.
+ *   t=0    G (Tp 2000 Tc 1000)  G (Tp 1000 Tc 0)  Y (Tp 0)  R
+ *   t=500  Tc 500, Tp 1000: Y (Tp 0)
+ *   t=1000 Tc 1000, Tp 1000: G (both 0)  R
+ *   t=3000 Tc 2000 (full), Tp 3000 (full): G G Y R
+ */
+TEST(trtcm_blind_worked_example)
+{
+	static const struct example ex[] = {
+		{ 0, TB_GREEN }, { 0, TB_GREEN }, { 0, TB_YELLOW }, { 0, TB_RED },
+		{ 500, TB_YELLOW },
+		{ 1000, TB_GREEN }, { 1000, TB_RED },
+		{ 3000, TB_GREEN }, { 3000, TB_GREEN }, { 3000, TB_YELLOW }, { 3000, TB_RED },
+	};
+	struct tb_params p;
+	struct tb_state s;
+
+	ASSERT_EQ(0, tb_params_init(&p, TB_TRTCM, 8000, 2000, 16000, 3000));
+	tb_state_init(&p, &s, 0);
+	EXPECT_EXAMPLE(&p, &s, ex)
+}
+
+/*
+ * RFC 2698, colour-aware, same buckets (Tp 3000, Tc 2000).
+ *   Y-in: Y (Tp 2000, Tc stays 2000)   R-in: R (nothing taken)
+ *   G-in: G (Tp 1000, Tc 1000)         Y-in: Y (Tp 0)
+ *   G-in: R (Tp empty although Tc holds 1000)
+ */
+TEST(trtcm_aware_worked_example)
+{
+	static const int in[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_GREEN };
+	static const int out[] = { TB_YELLOW, TB_RED, TB_GREEN, TB_YELLOW, TB_RED };
+	struct tb_params p;
+	struct tb_state s;
+	unsigned int i;
+
+	ASSERT_EQ(0, tb_params_init(&p, TB_TRTCM, 8000, 2000, 16000, 3000));
+	tb_state_init(&p, &s, 0);
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		EXPECT_EQ(out[i], tb_police(&p, &s, 0, 1000, in[i])) TH_LOG("packet %u", i);
+	EXPECT_EQ(1000 * NB, s.tc);
+	EXPECT_EQ(0, s.te);
 }
 
 /* The seed's knee, in bytes, worked out by hand. */
