@@ -13,6 +13,10 @@
  * addresses, and the packets carry the ports, so the data path also walks
  * to the UDP header and reads the ports.
  *
+ * Then, at the largest rule count, the price of a policer on the hit
+ * class (see police_var), net of the unpoliced run and as a multiple of
+ * the empty program; the variants take turns batch by batch.
+ *
  * Usage: bench_classifier [-r REPEAT] [-n RUNS] [-l LEVELS]
  * Each cell is the fastest of RUNS batches of REPEAT packets: on a shared
  * machine other work only ever adds time, so the minimum is the estimate
@@ -189,6 +193,76 @@ static int empty_prog(void)
 	return bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "empty", "GPL", insns, 2, NULL);
 }
 
+/*
+ * Policer variants on the hit class. 100 Gbit/s is far above what one CPU
+ * offers here, so every packet is green; 1 kbit/s makes every packet but
+ * the first ones red (red passes, so the verdict stays TC_ACT_UNSPEC).
+ * The burst decides the clock (tb_params_clock()): jiffies for a bucket of
+ * ten ticks or more (500 MB at 100 Gbit/s is 40 ms, a frame at 1 kbit/s
+ * 12 s), CLOCK_MONOTONIC below (the auto burst at 100 Gbit/s is 10 ms).
+ */
+enum { P_NONE, P_GREEN_TICK, P_RED_TICK, P_GREEN_EXACT, P_RED_EXACT, P_MAX };
+
+static const struct {
+	const char *name;
+	uint64_t rate, burst;	/* bit/s, bytes (0 = auto) */
+} police_var[P_MAX] = {
+	[P_NONE] = { "hit class, no policer" },
+	[P_GREEN_TICK] = { "green, jiffies", 100000000000ULL, 500000000 },
+	[P_RED_TICK] = { "red, jiffies", 1000, 1514 },
+	[P_GREEN_EXACT] = { "green, ktime", 100000000000ULL, 0 },
+	[P_RED_EXACT] = { "red, ktime", 1000, 1 },
+};
+
+/* Police class @cls as variant @v with a full bucket; P_NONE leaves the
+ * class unpoliced. */
+static int set_police(struct qos *skel, int pol_fd, struct qos_cfg *cfg, uint32_t cls, int v)
+{
+	uint64_t rate = police_var[v].rate, burst = police_var[v].burst;
+	struct qos_policer pol = {};
+	struct timespec ts;
+
+	if (!burst && rate)
+		burst = tb_auto_burst(rate, 1514);
+	if (v != P_NONE && tb_params_init(&pol.tb, TB_SRTCM, rate, burst, 0, 0))
+		return -EINVAL;
+	/* The clock qosctl would choose. */
+	clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+	if (v != P_NONE)
+		tb_params_clock(&pol.tb, ts.tv_nsec);
+	tb_state_init(&pol.tb, &pol.st, 0);
+	cfg->class_policer[cls] = v == P_NONE ? 0 : cls;
+	if (bpf_map_update_elem(pol_fd, &cls, &pol, 0))
+		return -errno;
+	return qos_test_cfg_put(skel, cfg);
+}
+
+/* The fastest of @runs batches per variant and shape, variants and shapes
+ * taking turns. */
+static int measure_police(int prog, struct qos *skel, int pol_fd, struct qos_cfg *cfg,
+			  uint32_t cls, struct pkt *pkts, uint32_t repeat, int runs, double ns[P_MAX][S_MAX])
+{
+	int r, v, s;
+
+	for (v = 0; v < P_MAX; v++)
+		for (s = 0; s < S_MAX; s++)
+			ns[v][s] = 1e9;
+	for (r = 0; r < runs; r++) {
+		for (v = 0; v < P_MAX; v++) {
+			for (s = 0; s < S_MAX; s++) {
+				double t;
+
+				if (set_police(skel, pol_fd, cfg, cls, v))
+					return -1;
+				t = batch(prog, &pkts[s], repeat, NULL);
+				if (t < ns[v][s])
+					ns[v][s] = t;
+			}
+		}
+	}
+	return set_police(skel, pol_fd, cfg, cls, P_NONE);
+}
+
 static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur,
 		struct qos_cfg *cfg, uint32_t n)
 {
@@ -254,7 +328,7 @@ static int print_table(const char *title, double none[S_MAX], double ns[NLEVELS]
 /* Grow the rule table level by level, measuring every shape at each. */
 static int run_levels(struct qos *skel, struct qos_rule_maps *m, struct qos_cfg *cfg, int prog,
 		      struct pkt *pkts, uint32_t repeat, int runs, int nlevels,
-		      double ns[NLEVELS][S_MAX])
+		      double ns[NLEVELS][S_MAX], double pol[P_MAX][S_MAX])
 {
 	struct qos_rules cur = {}, none = {};
 	uint32_t cls[S_MAX];
@@ -277,6 +351,12 @@ static int run_levels(struct qos *skel, struct qos_rule_maps *m, struct qos_cfg 
 			}
 		}
 	}
+	/* With pol, a policer on the hit class, the largest table in place. */
+	if (pol && measure_police(prog, skel, bpf_map__fd(skel->maps.qos_policers), cfg, cls_pip,
+				  pkts, repeat, runs, pol)) {
+		fprintf(stderr, "bench: installing a policer: %s\n", strerror(errno));
+		return 1;
+	}
 	/* Empty the table for the next run. */
 	if (qos_rules_stage(m, &cur, &none, &cfg->rs, &cfg->rules, err, sizeof(err)) ||
 	    qos_test_cfg_put(skel, cfg))
@@ -290,7 +370,7 @@ int main(int argc, char **argv)
 {
 	static struct qos_profile prof;
 	static double ns[NLEVELS][S_MAX], pns[NLEVELS][S_MAX];
-	double none[S_MAX], pnone[S_MAX], base[S_MAX];
+	double none[S_MAX], pnone[S_MAX], base[S_MAX], pol[P_MAX][S_MAX];
 	struct qos_rule_maps m;
 	struct qos_cfg cfg;
 	struct qos *skel;
@@ -351,7 +431,7 @@ int main(int argc, char **argv)
 	for (s = 0; s < S_MAX; s++)
 		build(&pkts[s], s, 0);
 	measure(prog, pkts, repeat, runs, none, NULL);
-	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, ns))
+	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, ns, pol))
 		return 1;
 	/* 5-tuple rules: "none" is the program with the packets' ports and
 	 * no rules. */
@@ -359,7 +439,7 @@ int main(int argc, char **argv)
 	for (s = 0; s < S_MAX; s++)
 		build(&pkts[s], s, 0);
 	measure(prog, pkts, repeat, runs, pnone, NULL);
-	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, pns))
+	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, pns, NULL))
 		return 1;
 
 	printf("qos_ingress, ns per packet through BPF_PROG_TEST_RUN (fastest of %d x %u)\n",
@@ -370,6 +450,27 @@ int main(int argc, char **argv)
 			  pnone, pns, nlevels, base[0]);
 	printf("targets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
 	       ok ? "met" : "NOT met");
+
+	printf("\npolicer on the hit class, %u rules per family: ns per packet, and net =\n"
+	       "policed - unpoliced, also as a multiple of the empty program (%.1f ns)\n\n",
+	       levels[nlevels - 1], base[0]);
+	printf("%-26s", "");
+	for (s = 0; s < S_MAX; s++)
+		printf(" %9.9s", shape_names[s]);
+	printf(" %9s %9s\n", "mean net", "x empty");
+	for (c = 0; c < P_MAX; c++) {
+		double net = 0;
+
+		printf("%-26s", police_var[c].name);
+		for (s = 0; s < S_MAX; s++) {
+			printf(" %9.1f", pol[c][s]);
+			net += (pol[c][s] - pol[P_NONE][s]) / S_MAX;
+		}
+		if (c == P_NONE)
+			printf("\n");
+		else
+			printf(" %9.1f %9.2f\n", net, net / base[0]);
+	}
 	qos__destroy(skel);
 	return 0;
 }

@@ -321,13 +321,13 @@ struct qos_police_action {
 #define QOS_POLICE_F_AWARE	(1U << 0)	/* colour-aware: colour from DSCP */
 
 /*
- * One policer. The lock guards the whole value: the data path colours and
- * reads the action under it, qosctl writes with BPF_F_LOCK, so a packet
- * never sees half of a reconfiguration.
+ * One policer. No lock: the data path updates the words of st with
+ * compare-and-swap and only reads the rest; qosctl writes whole values
+ * (Documentation/policing.rst, Reconfiguration).
  */
 struct qos_policer {
-	struct bpf_spin_lock lock;
 	__u32 flags;
+	__u32 pad0;
 	struct tb_params tb;
 	struct tb_state st;
 	__u64 pre_yellow;	/* colour-aware: DSCPs that arrive yellow */

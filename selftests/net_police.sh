@@ -22,10 +22,13 @@
 # policer alone, no qdisc to confuse the rates).
 #
 # Why the UDP check is exact. bpf/lib/tb.h counts tokens in nanobits. A
-# packet policed at time now (bpf_ktime_get_ns) first refills the bucket:
-# tc += cir x (now - last_ns) and last_ns = now, except that the bucket is
-# cut to cbs if that overflows it (the excess is lost) and that a now not
-# after last_ns changes nothing. A green packet of L bytes (skb->len, the
+# packet policed at time now (its policer's clock: bpf_ktime_get_ns, or
+# jiffies x tick when the bucket holds ten ticks, as these do) first claims
+# the interval since last_ns by moving last_ns to now with a
+# compare-and-swap, and credits tc += cir x (now - last_ns) for it, except
+# that the bucket is cut to cbs if that overflows it (the excess is lost)
+# and that a now not after last_ns changes nothing. Claims tile the clock's
+# line whichever CPU wins them, so each nanosecond is credited once. A green packet of L bytes (skb->len, the
 # Ethernet frame) then takes 8e9 x L nanobits. The refill intervals add up,
 # so between two moments at which no packet is being policed, with tc and
 # last_ns read from the policer's map and G the green bytes from its
@@ -187,10 +190,23 @@ counters()
 		  $e[$f].packets, $e[$f].bytes' | paste -sd ' '
 }
 
-# mono_ns: CLOCK_MONOTONIC in ns, the clock bpf_ktime_get_ns reads.
-mono_ns()
+# policer_clock: now, on the clock class pol's policer reads (struct
+# tb_params.tick_ns, chosen by qosctl): CLOCK_MONOTONIC in ns, what
+# bpf_ktime_get_ns reads, or with a tick, bpf_jiffies64() x tick lifted by
+# 2^63 (bpf/lib/police.h, qos_police_now()). /proc/timer_list has both.
+policer_clock()
 {
-	awk '/^now at / { print $3; exit }' /proc/timer_list
+	local tick
+
+	tick=$(bpftool map lookup id "$MAP" key $POL_KEY |
+	       awk '/"tick_ns": / { v = $2; sub(/,$/, "", v); print v; exit }')
+	[ -n "$tick" ] || return 1
+	if [ "$tick" = 0 ]; then
+		awk '/^now at / { print $3; exit }' /proc/timer_list
+	else
+		awk '/^jiffies: / { print $2; exit }' /proc/timer_list |
+			sed "s/\$/ * $tick + 2^63/" | bc
+	fi
 }
 
 # snapshot: "TC LAST_NS NOW" then the counters, on one line, taken while
@@ -208,7 +224,7 @@ snapshot()
 	for ((i = 0; i < 50; i++)); do
 		b1=$(bucket)
 		c=$(counters)
-		now=$(mono_ns)
+		now=$(policer_clock)
 		b2=$(bucket)
 		if [ -n "$c" ] && [ -n "$now" ] && [ -n "${b1% }" ] && [ "$b1" = "$b2" ]; then
 			echo "$b1 $now $c"

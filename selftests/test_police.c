@@ -6,25 +6,30 @@
  * colour-aware input colours, the counters, and exactness when several
  * CPUs police through one bucket at once.
  *
- * bpf_prog_test_run() runs on the real bpf_ktime_get_ns(), so the buckets
- * refill while a test runs. The tests police at 1 kbit/s, one byte per
- * 8 ms, with buckets sized in packets plus half a packet: the colour of
- * every packet is then fixed by the burst alone unless a test takes longer
- * than a quarter of a second, and the expected colours are exact.
+ * bpf_prog_test_run() runs on the real clocks, so the buckets refill while
+ * a test runs. The tests police at 1 kbit/s, one byte per 8 ms, with
+ * buckets sized in packets plus half a packet: the colour of every packet
+ * is then fixed by the burst alone unless a test takes longer than a
+ * quarter of a second, and the expected colours are exact. Every test runs
+ * twice, with the policer on each of its clocks: CLOCK_MONOTONIC and
+ * jiffies (tb_params_clock()).
  */
+#define _GNU_SOURCE /* cpus.h */
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kselftest_harness.h"
+#include "cpus.h"
 #include "pkt.h"
+#include "kernel/policer.h"
 #include "qos_test.h"
 
 #define CLS_PIP		2
@@ -82,6 +87,36 @@ FIXTURE(police)
 	struct qos_cfg cfg;
 };
 
+FIXTURE_VARIANT(police)
+{
+	bool tick;
+};
+
+FIXTURE_VARIANT_ADD(police, exact_clock)
+{
+	.tick = false,
+};
+
+FIXTURE_VARIANT_ADD(police, tick_clock)
+{
+	.tick = true,
+};
+
+/* The jiffy, as qosctl learns it. */
+static uint64_t tick_ns(void)
+{
+	struct timespec ts;
+
+	clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_nsec;
+}
+
+/* The clock variant @v asks for, if @pol's buckets allow it. */
+static void set_clock(const FIXTURE_VARIANT(police) *v, struct qos_policer *pol)
+{
+	tb_params_clock(&pol->tb, v->tick ? tick_ns() : 0);
+}
+
 FIXTURE_SETUP(police)
 {
 	static struct qos_profile prof;
@@ -104,21 +139,26 @@ FIXTURE_TEARDOWN(police)
 	qos__destroy(self->skel);
 }
 
-/* Install policer @idx with full buckets of @cbs and @ebs bytes. */
-static int set_policer(struct qos *skel, uint32_t idx, uint32_t mode, uint64_t cbs, uint64_t ebs,
-		       uint32_t flags, struct qos_police_action g, struct qos_police_action y,
+/* Install policer @idx at RATE with full buckets of @cbs and @ebs bytes, on
+ * the clock of @v. */
+static int set_policer(FIXTURE_DATA(police) *self, const FIXTURE_VARIANT(police) *v,
+		       uint32_t idx, uint32_t mode, uint64_t cbs, uint64_t ebs, uint32_t flags,
+		       struct qos_police_action g, struct qos_police_action y,
 		       struct qos_police_action r)
 {
 	struct qos_policer pol = {};
 
 	if (tb_params_init(&pol.tb, mode, RATE, cbs, mode == TB_TRTCM ? RATE : 0, ebs))
 		return -EINVAL;
+	set_clock(v, &pol);
+	if (v->tick && !pol.tb.tick_ns)
+		return -ERANGE;
 	tb_state_init(&pol.tb, &pol.st, now_ns());
 	pol.flags = flags;
 	pol.act[TB_GREEN] = g;
 	pol.act[TB_YELLOW] = y;
 	pol.act[TB_RED] = r;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.qos_policers), &idx, &pol, 0);
+	return bpf_map_update_elem(bpf_map__fd(self->skel->maps.qos_policers), &idx, &pol, 0);
 }
 
 static void sum(int fd, uint32_t key, struct qos_ctr *out)
@@ -170,7 +210,7 @@ TEST_F(police, drop_beyond_burst)
 
 	for (s = 0; s < 2; s++) {
 		build(&p, shapes[s], 46);
-		ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 5 / 2, 0, 0,
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 5 / 2, 0, 0,
 					 PASS, DROP, DROP));
 		for (i = 0; i < 4; i++) {
 			pkt_run(self->prog, &p, OTHER_BITS, &r);
@@ -199,7 +239,7 @@ TEST_F(police, unpoliced_class_untouched)
 	static struct pkt p;
 	int i;
 
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, 100, 0, 0, DROP, DROP, DROP));
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, 100, 0, 0, DROP, DROP, DROP));
 	build(&p, V4, 0);
 	for (i = 0; i < 10; i++) {
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
@@ -237,7 +277,7 @@ TEST_F(police, remark_ipv4)
 		const struct iphdr *ip;
 
 		build(&p, shapes[s], 46);
-		ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0,
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0,
 					 PASS, remark, remark));
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
 		EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));	/* green: as it was */
@@ -278,7 +318,7 @@ TEST_F(police, remark_ipv6)
 	uint32_t w;
 
 	build(&p, V6, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
 				 remark));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	ASSERT_EQ(0, r.err);
@@ -303,7 +343,7 @@ TEST_F(police, remark_6in4_inner)
 	uint32_t w;
 
 	build(&p, SIXIN4, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
 				 remark));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	ASSERT_EQ(0, r.err);
@@ -324,7 +364,7 @@ TEST_F(police, demote_changes_mark)
 	static struct pkt p;
 
 	build(&p, V6, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0, PASS, DROP,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 3 / 2, 0, 0, PASS, DROP,
 				 demote));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	EXPECT_EQ(mark_of(CLS_PIP), r.ctx.mark);
@@ -348,7 +388,7 @@ TEST_F(police, srtcm_three_colours)
 	static struct pkt p;
 
 	build(&p, V4, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 3 / 2, p.len * 3 / 2, 0,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 3 / 2, p.len * 3 / 2, 0,
 				 PASS, remark, DROP));
 	pkt_run(self->prog, &p, 0, &r);
 	EXPECT_EQ(46 << 2 | ECN_CE, ((struct iphdr *)(r.out + ETH_HLEN))->tos);
@@ -381,19 +421,19 @@ TEST_F(police, trtcm_colour_aware)
 	uint32_t idx = CLS_PIP;
 	int i, fd = bpf_map__fd(self->skel->maps.qos_policers);
 
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_TRTCM, 10000, 10000, QOS_POLICE_F_AWARE,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_TRTCM, 10000, 10000, QOS_POLICE_F_AWARE,
 				 PASS, to_be, to_lbe));
-	ASSERT_EQ(0, bpf_map_lookup_elem_flags(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
 	pol.pre_yellow = 1ULL << 47;
 	pol.pre_red = 1ULL << 40;
-	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, 0));
 	for (i = 0; i < 3; i++) {
 		build(&p, V4, dscp[i]);
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
 		EXPECT_EQ(mark_of(want[i]), r.ctx.mark) TH_LOG("dscp %u", dscp[i]);
 	}
 	/* RFC 2698: a red packet takes nothing, a yellow one only from P. */
-	ASSERT_EQ(0, bpf_map_lookup_elem_flags(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
 	used_c = 10000 * TB_NBITS_PER_BYTE - pol.st.tc;
 	used_p = 10000 * TB_NBITS_PER_BYTE - pol.st.te;
 	EXPECT_LE(used_c, p.len * TB_NBITS_PER_BYTE);
@@ -402,7 +442,7 @@ TEST_F(police, trtcm_colour_aware)
 	EXPECT_GT(used_p, p.len * TB_NBITS_PER_BYTE);
 
 	pol.flags = 0;
-	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, 0));
 	for (i = 0; i < 3; i++) {
 		build(&p, V4, dscp[i]);
 		pkt_run(self->prog, &p, OTHER_BITS, &r);
@@ -410,9 +450,78 @@ TEST_F(police, trtcm_colour_aware)
 	}
 }
 
+/*
+ * qosctl's install path (qos_police_install()) on the live map: a re-apply
+ * with an unchanged policer leaves its buckets alone; a changed one keeps
+ * its tokens, neither refilled nor emptied, also when the change moves it
+ * to the other clock, after which it refills at its new rate. Rollback
+ * writes the previous entries back.
+ */
+TEST_F(police, reapply_keeps_buckets)
+{
+	static struct qos_policer pol[QOS_MAX_CLASSES], saved[QOS_MAX_CLASSES];
+	int fd = bpf_map__fd(self->skel->maps.qos_policers);
+	struct qos_policer *pp = &pol[CLS_PIP], cur;
+	static struct run_result r;
+	uint32_t idx = CLS_PIP;
+	static struct pkt p;
+	int i;
+
+	build(&p, V4, 46);
+	/* 3.5 packets at 1 kbit/s: seconds of tokens, the tick clock. */
+	ASSERT_EQ(0, tb_params_init(&pp->tb, TB_SRTCM, RATE, p.len * 7 / 2, 0, 0));
+	tb_state_init(&pp->tb, &pp->st, 0);
+	pp->act[TB_YELLOW] = DROP;
+	pp->act[TB_RED] = DROP;
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	EXPECT_EQ(0, saved[CLS_PIP].tb.cir);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_EQ(tick_ns(), cur.tb.tick_ns);
+	for (i = 0; i < 3; i++) {
+		pkt_run(self->prog, &p, 0, &r);
+		EXPECT_EQ(TC_ACT_UNSPEC, r.retval) TH_LOG("packet %d", i);
+	}
+
+	/* Unchanged: not written; half a packet stays in the bucket. */
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_GE(cur.st.tc, p.len / 2 * TB_NBITS_PER_BYTE);
+	EXPECT_LT(cur.st.tc, p.len * TB_NBITS_PER_BYTE);
+	pkt_run(self->prog, &p, 0, &r);
+	EXPECT_EQ(TC_ACT_SHOT, r.retval);
+
+	/* A bigger bucket: not refilled. */
+	ASSERT_EQ(0, tb_params_init(&pp->tb, TB_SRTCM, RATE, p.len * 10, 0, 0));
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	EXPECT_EQ(p.len * 7 / 2 * TB_NBITS_PER_BYTE, saved[CLS_PIP].tb.cbs);
+	pkt_run(self->prog, &p, 0, &r);
+	EXPECT_EQ(TC_ACT_SHOT, r.retval);
+
+	/* 1 Gbit/s: the same bucket holds 2 us, the exact clock. The switch
+	 * credits nothing; a millisecond later the bucket is full. */
+	ASSERT_EQ(0, tb_params_init(&pp->tb, TB_SRTCM, 1000000000, p.len * 10, 0, 0));
+	ASSERT_EQ(0, qos_police_install(fd, pol, saved));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_EQ(0, cur.tb.tick_ns);
+	pkt_run(self->prog, &p, 0, &r);
+	EXPECT_EQ(TC_ACT_SHOT, r.retval);
+	usleep(1000);
+	for (i = 0; i < 10; i++) {
+		pkt_run(self->prog, &p, 0, &r);
+		EXPECT_EQ(TC_ACT_UNSPEC, r.retval) TH_LOG("packet %d", i);
+	}
+
+	/* Rollback: the 1 kbit/s policer is back. */
+	qos_police_restore(fd, saved);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &cur));
+	EXPECT_EQ(RATE, cur.tb.cir);
+	EXPECT_EQ(p.len * 10 * TB_NBITS_PER_BYTE, cur.tb.cbs);
+}
+
 struct hammer {
 	int prog;
 	const struct pkt *p;
+	uint32_t repeat;
 	int err;
 };
 
@@ -420,10 +529,31 @@ static void *hammer_run(void *arg)
 {
 	struct hammer *h = arg;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = h->p->buf,
-		    .data_size_in = h->p->len, .repeat = 100000);
+		    .data_size_in = h->p->len, .repeat = h->repeat);
 
 	h->err = bpf_prog_test_run_opts(h->prog, &opts);
 	return NULL;
+}
+
+/* Run @p through @prog @repeat times from each of two threads, pinned to
+ * two CPUs (test_run runs the program on the caller's CPU). */
+static int hammer2(int prog, const struct pkt *p, uint32_t repeat)
+{
+	struct hammer h[2];
+	pthread_t th[2];
+	int i, n, err = 0;
+
+	for (n = 0; n < 2 && !err; n++) {
+		h[n] = (struct hammer){ .prog = prog, .p = p, .repeat = repeat };
+		err = qos_test_start_on(n, &th[n], hammer_run, &h[n]);
+	}
+	if (err)
+		n--;
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		err = err ?: h[i].err;
+	}
+	return err;
 }
 
 /*
@@ -434,25 +564,15 @@ static void *hammer_run(void *arg)
  */
 TEST_F(police, concurrent_exact)
 {
-	struct hammer h[2];
-	pthread_t th[2];
 	static struct pkt p;
 	struct qos_ctr g, red;
 	uint64_t t0, extra;
-	int i;
 
 	build(&p, V4, 46);
-	ASSERT_EQ(0, set_policer(self->skel, CLS_PIP, TB_SRTCM, p.len * 5000 + p.len / 2, 0, 0,
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len * 5000 + p.len / 2, 0, 0,
 				 PASS, DROP, DROP));
 	t0 = now_ns();
-	for (i = 0; i < 2; i++) {
-		h[i] = (struct hammer){ .prog = self->prog, .p = &p };
-		ASSERT_EQ(0, pthread_create(&th[i], NULL, hammer_run, &h[i]));
-	}
-	for (i = 0; i < 2; i++) {
-		pthread_join(th[i], NULL);
-		ASSERT_EQ(0, h[i].err);
-	}
+	ASSERT_EQ(0, hammer2(self->prog, &p, 100000));
 	/* Half a packet was left in the bucket; RATE bit/s refilled it. */
 	extra = (p.len / 2 + RATE * (now_ns() - t0) / 8 / 1000000000ULL) / p.len;
 	g = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_GREEN);
@@ -464,6 +584,66 @@ TEST_F(police, concurrent_exact)
 					       (unsigned long long)extra);
 	EXPECT_EQ(g.packets, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_PASS));
 	EXPECT_EQ(red.packets, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV4, QOS_V_DROP));
+}
+
+/*
+ * Two CPUs at once through a policer whose rate, not its burst, decides:
+ * 400 Mbit/s (40 on a slow machine), offered several times that from CPUs
+ * 0 and 1 for 1.5 s. The bucket starts empty and holds 8 s of the rate, so
+ * that no pause of the two threads on a loaded machine fills it: every
+ * token earned is either taken by a green packet or still in the bucket.
+ * Green bytes plus what is left are within 1% of CIR x elapsed, and green
+ * alone does not exceed it by more than 1%. Elapsed runs from the first
+ * packet, which sets the policer's origin on its clock, to after the last:
+ * the tick clock may credit up to a tick (4 ms at HZ=250, 0.3%) more or
+ * less than that.
+ */
+TEST_F(police, concurrent_rate)
+{
+	const char *slow = getenv("KSFT_MACHINE_SLOW");
+	const uint64_t rate = slow && !strcmp(slow, "yes") ? 40000000 : 400000000;
+	int fd = bpf_map__fd(self->skel->maps.qos_policers);
+	uint64_t t0, t1, allowed, left, sent;
+	struct qos_policer pol = {};
+	static struct run_result r;
+	uint32_t idx = CLS_PIP;
+	static struct pkt p;
+	struct qos_ctr g, red;
+	double off, off_green;
+
+	build(&p, V4, 46);
+	ASSERT_EQ(0, tb_params_init(&pol.tb, TB_SRTCM, rate, rate / 8 * 8, 0, 0));
+	set_clock(variant, &pol);
+	ASSERT_EQ(variant->tick ? tick_ns() : 0, pol.tb.tick_ns);
+	tb_state_init(&pol.tb, &pol.st, now_ns());
+	pol.st.tc = 0;
+	pol.act[TB_RED] = DROP;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &idx, &pol, 0));
+	pkt_run(self->prog, &p, 0, &r);
+	ASSERT_EQ(0, r.err);
+	sent = 1;
+	t0 = now_ns();
+	do {
+		ASSERT_EQ(0, hammer2(self->prog, &p, 1000000));
+		sent += 2000000;
+		t1 = now_ns();
+	} while (t1 - t0 < 1500000000ULL);
+	g = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_GREEN);
+	red = colors(self->skel, CLS_PIP, QOS_FAM_IPV4, TB_RED);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &idx, &pol));
+	left = pol.st.tc / TB_NBITS_PER_BYTE;
+	allowed = rate / 8 * (t1 - t0) / 1000000000ULL;
+	off = ((double)g.bytes + left - allowed) / allowed * 100;
+	off_green = ((double)g.bytes - allowed) / allowed * 100;
+	TH_LOG("%.3f s, offered %.0f Mbit/s; green %llu + left %llu bytes against %llu: %+.3f%%",
+	       (t1 - t0) / 1e9, (g.bytes + red.bytes) * 8 / ((t1 - t0) / 1e3),
+	       (unsigned long long)g.bytes, (unsigned long long)left,
+	       (unsigned long long)allowed, off);
+	EXPECT_EQ(sent, g.packets + red.packets);
+	EXPECT_GT(red.packets, 0);
+	EXPECT_LE(off, 1.0);
+	EXPECT_GE(off, -1.0);
+	EXPECT_LE(off_green, 1.0);
 }
 
 TEST_HARNESS_MAIN

@@ -841,7 +841,7 @@ TEST_F(rules, police)
 	/* p4 deleted: its policer is cleared, p6's is kept, buckets and all. */
 	ASSERT_EQ(0, qos_rules_add(&next, rule_named(self, "p6")));
 	ASSERT_EQ(0, commit(self, &next));
-	ASSERT_EQ(0, bpf_map_lookup_elem_flags(self->m.policers, &i4, &pol, BPF_F_LOCK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->m.policers, &i4, &pol));
 	EXPECT_EQ(0, pol.tb.cir);
 	memset(cls, 0, sizeof(cls));
 	EXPECT_EQ(0, run_n(self, &v6, 1, cls));

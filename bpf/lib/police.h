@@ -7,14 +7,19 @@
  * frame without FCS (an offloaded VLAN tag is not in it), the same
  * quantity the class counters count, for IPv4 and IPv6 alike.
  *
- * Concurrency: each policer has its own bpf_spin_lock; the buckets, the
- * time of the last refill and the configuration are read and written
- * under it. An atomic compare-and-swap would need the two buckets and the
- * time in one 64-bit word, which cannot hold them at these rates; per-CPU
- * buckets would each need a share of the rate and mis-police flows that a
- * NIC steers unevenly. The clock is read before taking the lock (no
- * helper may run under it); tb_refill() copes with a reading that is
- * behind the last refill.
+ * Concurrency: no lock. tb_police() updates the buckets and the time of
+ * the last refill with one compare-and-swap per word (lib/tb.h); the rest
+ * of the policer (rates, sizes, colour sets, actions) is configuration,
+ * read with plain loads, that only qosctl writes.
+ *
+ * Clock: jiffies when the policer's buckets hold at least ten ticks of
+ * tokens each (tb_params_clock(), decided by qosctl, which knows the tick
+ * from clock_getres(CLOCK_MONOTONIC_COARSE)), CLOCK_MONOTONIC otherwise.
+ * The verifier inlines bpf_jiffies64() into one load; bpf_ktime_get_ns()
+ * is a helper call and a clocksource read, which on a virtual machine costs
+ * more than the whole rest of the policer. At HZ=250 (Debian) ten ticks
+ * are 40 ms of the rate: the auto burst up to 50 Mbit/s, a burst given as
+ * 40 ms or more at any rate.
  */
 #ifndef __QOS_LIB_POLICE_H
 #define __QOS_LIB_POLICE_H
@@ -29,6 +34,22 @@
 #include "maps.h"
 #include "parse.h"
 #include "tb.h"
+
+/*
+ * The clock reading for policer @pol: jiffies if qosctl chose them
+ * (tb_params.tick_ns), lifted by 2^63 ns into a range of their own so that
+ * a policer that changes clock at a reconfiguration sees another clock and
+ * starts over from its first reading (tb_claim()); CLOCK_MONOTONIC
+ * otherwise.
+ */
+static __always_inline __u64 qos_police_now(const struct qos_policer *pol)
+{
+	__u64 tick = pol->tb.tick_ns;
+
+	if (tick)
+		return bpf_jiffies64() * tick + 2 * TB_CLOCK_OTHER;
+	return bpf_ktime_get_ns();
+}
 
 static __always_inline void qos_police_count(__u32 idx, __u32 fam, __u32 color, __u32 len)
 {
@@ -52,7 +73,6 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 					__u32 idx, __u32 len, __u32 *cls)
 {
 	__u32 dscp = pkt->dscp & (QOS_DSCP_MAX - 1);
-	__u64 now = bpf_ktime_get_ns();
 	struct qos_police_action act;
 	struct qos_policer *pol;
 	__u32 color, pre = TB_GREEN;
@@ -61,18 +81,16 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 	if (!pol)
 		return QOS_V_PASS;
 
-	bpf_spin_lock(&pol->lock);
 	if (pol->flags & QOS_POLICE_F_AWARE) {
 		if ((pol->pre_red >> dscp) & 1)
 			pre = TB_RED;
 		else if ((pol->pre_yellow >> dscp) & 1)
 			pre = TB_YELLOW;
 	}
-	color = tb_police(&pol->tb, &pol->st, now, len, pre);
+	color = tb_police(&pol->tb, &pol->st, qos_police_now(pol), len, pre);
 	if (color > TB_RED)
 		color = TB_RED;
 	act = pol->act[color];
-	bpf_spin_unlock(&pol->lock);
 
 	qos_police_count(idx, pkt->family, color, len);
 

@@ -1,30 +1,38 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Token-bucket arithmetic of the policer: RFC 2697 single-rate and RFC 2698
- * two-rate three-colour markers.
+ * two-rate three-colour markers, without a lock.
  *
- * Pure functions on plain integers, with no BPF helper and no libc: the
- * ingress program includes this header, qosctl uses it to build and
- * reconfigure policers, and selftests/test_tb.c compiles it natively and
- * drives it with a synthetic clock.
+ * Integer code with no BPF helper and no libc: the ingress program includes
+ * this header, qosctl uses it to build and reconfigure policers, and
+ * selftests/test_tb.c compiles it natively and drives it with a synthetic
+ * clock, from several threads at once for the atomic parts.
  *
  * Tokens are counted in nanobits (1e-9 bit). A rate in bit/s times an
  * interval in nanoseconds is then a whole number of nanobits, so a refill
  * is one multiplication, exact, with no division and no remainder to carry:
  * the bucket never drifts from rate x time however packets are spaced. A
- * byte is 8e9 nanobits. A bucket holds at most TB_BURST_MAX bytes, so the
- * two buckets together hold less than 2^63 nanobits, and a refill is
- * computed only for intervals shorter than the time to fill the buckets
- * from empty (fill_ns), so dt * rate stays below 2^63 + rate: no overflow
+ * byte is 8e9 nanobits. A bucket holds at most TB_BURST_MAX bytes (2^61.9
+ * nanobits), and a refill is computed only for intervals shorter than the
+ * time to fill the buckets from empty (fill_ns), so dt * rate stays below
+ * two buckets plus rate and a bucket plus a credit below 2^64: no overflow
  * at 1 kbit/s after years of idle nor at 1 Tbit/s.
+ *
+ * Concurrency (Documentation/policing.rst): every word of struct tb_state
+ * is updated on its own with a compare-and-swap. A packet first claims the
+ * time from last_ns to its clock reading: whoever moves last_ns forward
+ * owns that interval and adds its tokens, so each nanosecond is credited
+ * once. It then adds that credit and takes its own tokens in one CAS per
+ * bucket. Each bucket alone is then exact, whatever the interleaving: it
+ * never gives out more than it held plus rate x the time claimed.
  */
 #ifndef __QOS_LIB_TB_H
 #define __QOS_LIB_TB_H
 
 #include <linux/types.h>
 
-/* Always inlined: the BPF program runs these under a bpf_spin_lock, where
- * no call is allowed. */
+/* Always inlined: one policer step is straight-line code in the BPF
+ * program. */
 #define TB_INLINE static inline __attribute__((always_inline))
 
 #define TB_NS_PER_SEC		1000000000ULL
@@ -32,6 +40,29 @@
 #define TB_RATE_MIN		1000ULL			/* 1 kbit/s */
 #define TB_RATE_MAX		1000000000000ULL	/* 1 Tbit/s */
 #define TB_BURST_MAX		(1ULL << 29)		/* bytes per bucket, 512 MiB */
+
+/*
+ * Two readings further apart than this (146 years) come from different
+ * clocks: the bucket then adopts the new reading without crediting
+ * anything (see tb_claim()). A caller with two clocks keeps one of them
+ * at or above TB_CLOCK_OTHER * 2.
+ */
+#define TB_CLOCK_OTHER		(1ULL << 62)
+
+/* A CAS that lost to another CPU this many times in a row gives up: the
+ * bucket counts as empty for that packet, and its credit is added with an
+ * atomic add instead (tb_step()). */
+#define TB_CAS_TRIES		16
+
+/* Atomic access to a state word, the same in BPF and natively. The BPF
+ * forms are BPF_ATOMIC | BPF_CMPXCHG on a 64-bit word (kernel 5.12), which
+ * clang emits at any -mcpu (v3 is needed only for 32-bit atomics), and
+ * BPF_ATOMIC | BPF_ADD without fetch (the old XADD). */
+#define TB_LOAD(x)		(*(volatile __u64 *)&(x))
+#ifndef TB_CAS		/* a test may make it lose */
+#define TB_CAS(p, old, new)	__sync_val_compare_and_swap(p, old, new)
+#endif
+#define TB_ADD(p, v)		__sync_fetch_and_add(p, v)
 
 enum tb_mode {
 	TB_SRTCM,	/* RFC 2697: CIR, CBS, EBS */
@@ -53,6 +84,8 @@ enum tb_color {
  * at pir.
  * fill_c_ns / fill_e_ns: after this much idle time the buckets are full,
  * whatever they held (srTCM: both buckets through fill_c_ns).
+ * tick_ns: 0, or the period of the ticking clock that drives the buckets
+ * (tb_params_clock()).
  */
 struct tb_params {
 	__u64 cir;		/* bit/s */
@@ -61,14 +94,16 @@ struct tb_params {
 	__u64 ebs;		/* nanobits: srTCM EBS or trTCM PBS */
 	__u64 fill_c_ns;
 	__u64 fill_e_ns;
+	__u64 tick_ns;
 	__u32 mode;		/* enum tb_mode */
 	__u32 pad;
 };
 
+/* Each word is read and written atomically on its own. */
 struct tb_state {
 	__u64 tc;		/* nanobits in bucket C */
 	__u64 te;		/* nanobits in bucket E (srTCM) or P (trTCM) */
-	__u64 last_ns;		/* time of the last refill */
+	__u64 last_ns;		/* the clock reading tokens were credited up to */
 };
 
 TB_INLINE __u64 tb_div_up(__u64 a, __u64 b)
@@ -101,10 +136,43 @@ TB_INLINE int tb_params_init(struct tb_params *p, __u32 mode, __u64 cir, __u64 c
 		p->fill_c_ns = tb_div_up(p->cbs, cir);
 		p->fill_e_ns = tb_div_up(p->ebs, pir);
 	}
+	p->tick_ns = 0;
 	return 0;
 }
 
-/* RFC 2697 2.x / RFC 2698 2.x: both buckets start full. */
+/*
+ * Let a clock that ticks every @tick_ns drive the buckets if every one of
+ * them holds TB_TICKS_MIN ticks of tokens at its rate; 0 or too coarse a
+ * tick leaves an exact clock. On a ticking clock the buckets decide as on
+ * the exact one for arrival times rounded down to the tick: bytes are
+ * still credited to the nanobit, up to a tick late. With L the tokens of
+ * a tick, that passes all traffic conforming to (rate, size - L) and never
+ * more than size + L + rate x T in an interval T: the burst moves by at
+ * most L, a tenth here. Under sustained overload it is exact in the long
+ * run once a bucket holds two lumps of L (tc-tbf(8) asks burst >= rate /
+ * HZ for the same reason); below one, the cap cuts every lump.
+ */
+#define TB_TICKS_MIN		10
+
+TB_INLINE void tb_params_clock(struct tb_params *p, __u64 tick_ns)
+{
+	__u64 min_ns = TB_TICKS_MIN * tick_ns;
+
+	p->tick_ns = 0;
+	if (!tick_ns || p->cbs / p->cir < min_ns)
+		return;
+	if (p->mode == TB_TRTCM && p->ebs / p->pir < min_ns)
+		return;
+	if (p->mode == TB_SRTCM && p->ebs && p->ebs / p->cir < min_ns)
+		return;
+	p->tick_ns = tick_ns;
+}
+
+/*
+ * RFC 2697 2.x / RFC 2698 2.x: both buckets start full. @now may be 0 or a
+ * reading of another clock than the data path's: a full bucket loses
+ * nothing by not being credited until the first packet.
+ */
 TB_INLINE void tb_state_init(const struct tb_params *p, struct tb_state *s, __u64 now)
 {
 	s->tc = p->cbs;
@@ -112,108 +180,138 @@ TB_INLINE void tb_state_init(const struct tb_params *p, struct tb_state *s, __u6
 	s->last_ns = now;
 }
 
-/* @tokens + @dt_ns at @rate, capped at @size. */
-TB_INLINE __u64 tb_fill(__u64 tokens, __u64 size, __u64 rate, __u64 dt_ns, __u64 fill_ns)
+/*
+ * Claim the interval from last_ns to @now: the CPU whose CAS moves last_ns
+ * forward credits its tokens, and no other CPU can claim them again.
+ * Returns its length in ns, 0 for nothing to credit: a reading at or behind
+ * last_ns (another CPU got there first; last_ns never moves back), a lost
+ * race (the winner's interval ends where the next claim begins, so nothing
+ * falls between), or a reading of another clock, which is adopted as the
+ * new origin.
+ */
+TB_INLINE __u64 tb_claim(struct tb_state *s, __u64 now)
 {
-	__u64 add;
+	__u64 last = TB_LOAD(s->last_ns);
+	__u64 dt = now - last;
 
-	if (dt_ns >= fill_ns)
-		return size;
-	add = dt_ns * rate;
-	return size - tokens > add ? tokens + add : size;
+	if (dt + TB_CLOCK_OTHER >= 2 * TB_CLOCK_OTHER) {
+		TB_CAS(&s->last_ns, last, now);
+		return 0;
+	}
+	if ((__s64)dt <= 0 || TB_CAS(&s->last_ns, last, now) != last)
+		return 0;
+	return dt;
+}
+
+/* The tokens @dt_ns earn at @rate, or at least @size once the bucket would
+ * have filled from empty. */
+TB_INLINE __u64 tb_credit(__u64 dt_ns, __u64 rate, __u64 size, __u64 fill_ns)
+{
+	return dt_ns >= fill_ns ? size : dt_ns * rate;
 }
 
 /*
- * Add the tokens earned since the last refill. A clock read on another CPU
- * before this one took the lock can be behind last_ns: such an interval is
- * treated as zero and last_ns never moves back, so no token is counted
- * twice.
+ * One atomic step on one bucket of @size: add @credit (what does not fit
+ * goes to *@over when @over is given) and, if @take and the bucket then
+ * holds @b, take @b. Returns 1 if @b was taken, 0 if not, -1 if the CAS
+ * lost TB_CAS_TRIES times in a row: then nothing is taken and the credit
+ * is added with an atomic add, which cannot lose, without the cap. A
+ * bucket found above @size (that add, or a reconfiguration that shrank
+ * it) is cut back by the next step, what it cuts going to *@over as any
+ * overflow. The add is at most @size, and a credit that large needs an
+ * idle of the bucket's fill time before its claim, so two are never in
+ * flight at once: a bucket stays below two sizes and a step's sum below
+ * 2^64.
  */
-TB_INLINE void tb_refill(const struct tb_params *p, struct tb_state *s, __u64 now)
+TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int take, __u64 b)
 {
-	__u64 dt = now - s->last_ns;
-	__u64 add, room;
+	int i;
 
-	if ((__s64)dt <= 0)
-		return;
-	s->last_ns = now;
-	if (p->mode == TB_TRTCM) {
-		s->tc = tb_fill(s->tc, p->cbs, p->cir, dt, p->fill_c_ns);
-		s->te = tb_fill(s->te, p->ebs, p->pir, dt, p->fill_e_ns);
-		return;
+	for (i = 0; i < TB_CAS_TRIES; i++) {
+		__u64 t = TB_LOAD(*tokens);
+		__u64 sum = t + credit;
+		__u64 nt = sum < size ? sum : size;
+		int ok = take && nt >= b;
+
+		if (over)
+			*over = sum - nt;
+		if (ok)
+			nt -= b;
+		if (nt == t || TB_CAS(tokens, t, nt) == t)
+			return ok;
 	}
-	/* srTCM: tokens go to C until it is full, the overflow to E. */
-	if (dt >= p->fill_c_ns) {
-		s->tc = p->cbs;
-		s->te = p->ebs;
-		return;
-	}
-	add = dt * p->cir;
-	room = p->cbs - s->tc;
-	if (add <= room) {
-		s->tc += add;
-		return;
-	}
-	s->tc = p->cbs;
-	add -= room;
-	s->te = p->ebs - s->te > add ? s->te + add : p->ebs;
+	if (over)
+		*over = 0;
+	if (credit)
+		TB_ADD(tokens, credit < size ? credit : size);
+	return -1;
 }
 
 /*
- * Colour a packet of @bytes whose colour on arrival is @pre (TB_GREEN in
- * colour-blind mode: for both RFCs the colour-aware rules given a green
- * packet are the colour-blind rules) and take its tokens. Buckets must be
- * refilled first.
+ * Colour a packet of @bytes at time @now whose colour on arrival is @pre
+ * (TB_GREEN in colour-blind mode: for both RFCs the colour-aware rules given
+ * a green packet are the colour-blind rules), take its tokens and credit
+ * the time since the last refill. Safe to run on every CPU at once on the
+ * same @s; @p is only read.
+ *
+ * The buckets are visited in the RFCs' order, each in one atomic step:
+ * trTCM P then C, srTCM C then E. Each bucket on its own never gives more
+ * than it held plus its rate x the time claimed, so green bytes never
+ * exceed CBS + CIR x t, nor green and yellow PBS + PIR x t (trTCM) or
+ * CBS + EBS + CIR x t (srTCM). A step that keeps losing the race
+ * (TB_CAS_TRIES in a row) counts as a bucket without the packet's tokens:
+ * stricter, never looser; its credit still reaches the bucket.
  */
-TB_INLINE __u32 tb_color(const struct tb_params *p, struct tb_state *s, __u32 bytes,
-			     __u32 pre)
-{
-	__u64 b = (__u64)bytes * TB_NBITS_PER_BYTE;
-
-	if (p->mode == TB_TRTCM) {
-		/* RFC 2698 3: red if P lacks tokens, else yellow if C does. */
-		if (pre == TB_RED || s->te < b)
-			return TB_RED;
-		s->te -= b;
-		if (pre == TB_YELLOW || s->tc < b)
-			return TB_YELLOW;
-		s->tc -= b;
-		return TB_GREEN;
-	}
-	/* RFC 2697 3: green from C, else yellow from E, else red. */
-	if (pre == TB_GREEN && s->tc >= b) {
-		s->tc -= b;
-		return TB_GREEN;
-	}
-	if (pre != TB_RED && s->te >= b) {
-		s->te -= b;
-		return TB_YELLOW;
-	}
-	return TB_RED;
-}
-
 TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 now,
 			      __u32 bytes, __u32 pre)
 {
-	tb_refill(p, s, now);
-	return tb_color(p, s, bytes, pre);
+	__u64 b = (__u64)bytes * TB_NBITS_PER_BYTE;
+	__u64 dt = tb_claim(s, now);
+	__u64 over = 0;
+	int r;
+
+	if (p->mode == TB_TRTCM) {
+		/* RFC 2698 3: red if P lacks tokens, else yellow if C does. */
+		r = tb_step(&s->te, p->ebs, dt ? tb_credit(dt, p->pir, p->ebs, p->fill_e_ns) : 0,
+			    0, pre != TB_RED, b);
+		if (r <= 0) {
+			if (dt)
+				tb_step(&s->tc, p->cbs, tb_credit(dt, p->cir, p->cbs, p->fill_c_ns),
+					0, 0, 0);
+			return TB_RED;
+		}
+		r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs, p->fill_c_ns) : 0,
+			    0, pre == TB_GREEN, b);
+		return r > 0 ? TB_GREEN : TB_YELLOW;
+	}
+	/* RFC 2697 3: green from C, else yellow from E, else red. What
+	 * overflows C goes on to E. */
+	r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs + p->ebs, p->fill_c_ns) : 0,
+		    &over, pre == TB_GREEN, b);
+	if (r < 0)
+		r = 0;
+	if (r > 0 && !over)
+		return TB_GREEN;
+	if (!p->ebs)
+		return r > 0 ? TB_GREEN : TB_RED;
+	if (tb_step(&s->te, p->ebs, over, 0, !r && pre != TB_RED, b) > 0)
+		return TB_YELLOW;
+	return r > 0 ? TB_GREEN : TB_RED;
 }
 
 /*
- * Switch a running bucket to new parameters at @now: the interval up to now
- * is credited at the old rates, then the buckets are cut to the new sizes.
- * Tokens already earned are kept, so a rate change neither refills nor
- * empties the bucket.
+ * Carry the buckets @s of a running policer over to new parameters @np
+ * without refilling or emptying them: what they hold is kept, cut to the
+ * new sizes. The time since the last refill is credited by the next packet,
+ * at the new rates (or not at all if the new parameters change the clock).
+ * Not atomic: qosctl applies it to a copy and writes the whole value back.
  */
-TB_INLINE void tb_reconfig(struct tb_params *p, struct tb_state *s,
-			       const struct tb_params *np, __u64 now)
+TB_INLINE void tb_reconfig(struct tb_state *s, const struct tb_params *np)
 {
-	tb_refill(p, s, now);
-	*p = *np;
-	if (s->tc > p->cbs)
-		s->tc = p->cbs;
-	if (s->te > p->ebs)
-		s->te = p->ebs;
+	if (s->tc > np->cbs)
+		s->tc = np->cbs;
+	if (s->te > np->ebs)
+		s->te = np->ebs;
 }
 
 /*

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Policers in the kernel: installed with BPF_F_LOCK, so the data path,
- * which colours under the entry's lock, never sees half a policer.
+ * Policers in the kernel. There is no lock to write under: the data path
+ * changes the words of st with compare-and-swap while a map update copies
+ * the whole value. A policer is therefore written only when it changes, in
+ * one update of configuration and buckets together; what a packet policed
+ * during the copy can see is bounded (Documentation/policing.rst,
+ * Reconfiguration).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,15 +19,18 @@
 #include "model/policer.h"
 #include "model/rule.h"
 
-static uint64_t monotonic_ns(void)
+/* The period of jiffies: the coarse clocks advance once per tick. 0 if
+ * unknown, which keeps every policer on the exact clock. */
+static uint64_t tick_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) || ts.tv_sec)
+		return 0;
+	return ts.tv_nsec;
 }
 
-/* Everything but the lock and the buckets. */
+/* Everything but the buckets. */
 static bool same_config(const struct qos_policer *a, const struct qos_policer *b)
 {
 	return !memcmp(&a->tb, &b->tb, sizeof(a->tb)) && a->flags == b->flags &&
@@ -34,31 +41,33 @@ static bool same_config(const struct qos_policer *a, const struct qos_policer *b
 int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],
 		       struct qos_policer saved[QOS_MAX_CLASSES])
 {
+	uint64_t tick = tick_ns();
 	uint32_t id;
 
 	memset(saved, 0, sizeof(*saved) * QOS_MAX_CLASSES);
 	for (id = 1; id < QOS_MAX_CLASSES; id++)
-		if (bpf_map_lookup_elem_flags(fd, &id, &saved[id], BPF_F_LOCK))
+		if (bpf_map_lookup_elem(fd, &id, &saved[id]))
 			return -errno;
 
 	for (id = 1; id < QOS_MAX_CLASSES; id++) {
 		struct qos_policer v = pol[id];
 		const struct qos_policer *old = &saved[id];
 
+		if (v.tb.cir)
+			tb_params_clock(&v.tb, tick);
 		if (v.tb.cir && old->tb.cir) {
 			if (same_config(&v, old))
 				continue;
-			/* Keep the tokens: the old buckets carried forward to
-			 * now, then cut to the new sizes. Packets policed
-			 * between the read above and this write are not
-			 * charged: microseconds of traffic, at apply only. */
+			/* Keep the tokens, cut to the new sizes. Packets
+			 * policed between the read above and this write are
+			 * not charged: microseconds of traffic, at apply
+			 * only. */
 			v.st = old->st;
-			v.tb = old->tb;
-			tb_reconfig(&v.tb, &v.st, &pol[id].tb, monotonic_ns());
+			tb_reconfig(&v.st, &v.tb);
 		} else if (!v.tb.cir && !old->tb.cir) {
 			continue;
 		}
-		if (bpf_map_update_elem(fd, &id, &v, BPF_F_LOCK)) {
+		if (bpf_map_update_elem(fd, &id, &v, 0)) {
 			int err = -errno;
 
 			qos_police_restore(fd, saved);
@@ -73,7 +82,7 @@ void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES])
 	uint32_t id;
 
 	for (id = 1; id < QOS_MAX_CLASSES; id++)
-		bpf_map_update_elem(fd, &id, &saved[id], BPF_F_LOCK);
+		bpf_map_update_elem(fd, &id, &saved[id], 0);
 }
 
 int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
@@ -89,7 +98,9 @@ int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
 		return ncpu;
 	if (tb_params_init(&pol.tb, TB_SRTCM, r->police_bps, burst, 0, 0))
 		return -ERANGE;
-	tb_state_init(&pol.tb, &pol.st, monotonic_ns());
+	tb_params_clock(&pol.tb, tick_ns());
+	/* A full bucket; the first packet claims the time since. */
+	tb_state_init(&pol.tb, &pol.st, 0);
 	pol.act[TB_GREEN].type = QOS_PA_PASS;
 	pol.act[TB_YELLOW] = pol.act[TB_RED] = r->police_act;
 	zero = calloc(ncpu, sizeof(*zero));
@@ -104,7 +115,7 @@ int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
 		}
 	}
 	free(zero);
-	if (!ret && bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK))
+	if (!ret && bpf_map_update_elem(fd, &idx, &pol, 0))
 		ret = -errno;
 	return ret;
 }
@@ -113,14 +124,14 @@ void qos_police_rule_clear(int fd, uint32_t idx)
 {
 	struct qos_policer pol = {};
 
-	bpf_map_update_elem(fd, &idx, &pol, BPF_F_LOCK);
+	bpf_map_update_elem(fd, &idx, &pol, 0);
 }
 
 int qos_police_rule_read(int fd, struct qos_rule *r)
 {
 	struct qos_policer pol;
 
-	if (bpf_map_lookup_elem_flags(fd, &r->policer, &pol, BPF_F_LOCK))
+	if (bpf_map_lookup_elem(fd, &r->policer, &pol))
 		return -errno;
 	r->police_bps = pol.tb.cir;
 	r->police_burst = pol.tb.cbs / TB_NBITS_PER_BYTE;
@@ -144,7 +155,7 @@ int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_r
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem_flags(p->map[QOS_MAP_POLICERS], &idx, &r->pol, BPF_F_LOCK)) {
+	if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICERS], &idx, &r->pol)) {
 		err = -errno;
 		goto out;
 	}

@@ -14,8 +14,8 @@
  * Install the class policers @pol[id] (id 1 to QOS_MAX_CLASSES - 1; a zero
  * cir means no policer, and clears the entry) into the qos_policers map
  * @fd. A policer whose configuration is unchanged keeps its buckets; a
- * changed one is switched in place with tb_reconfig(), so a re-apply
- * neither refills nor empties it. @saved receives the previous entries
+ * changed one is written whole with its buckets carried over by
+ * tb_reconfig(), so a re-apply neither refills nor empties it. @saved receives the previous entries
  * for qos_police_restore().
  */
 int qos_police_install(int fd, const struct qos_policer pol[QOS_MAX_CLASSES],

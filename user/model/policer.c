@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -241,15 +240,6 @@ static int size_bytes(const struct qos_police_size *sz, uint64_t rate, uint64_t 
 	return *bytes > TB_BURST_MAX ? -ERANGE : 0;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	/* The clock bpf_ktime_get_ns() reads. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TB_NS_PER_SEC + ts.tv_nsec;
-}
-
 int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec *cl,
 		       uint64_t link_bps, struct qos_policer *pol, char *err, size_t errlen)
 {
@@ -285,7 +275,7 @@ int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec 
 	if (tb_params_init(&pol->tb, ps->mode, cir, cbs, pir, ebs))
 		return qos_profile_errf(err, errlen, p, ps->line, "police-rate",
 			    "[class %s] policer parameters out of range", cl->name);
-	tb_state_init(&pol->tb, &pol->st, monotonic_ns());
+	tb_state_init(&pol->tb, &pol->st, 0);
 
 	if (ps->aware) {
 		pol->flags |= QOS_POLICE_F_AWARE;

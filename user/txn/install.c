@@ -8,7 +8,7 @@
  *      the counters and policers (their rule table and configuration are
  *      their own, so the old pair stays consistent until replaced);
  *   2. rules: write the entries of new rules (not yet looked up);
- *   3. policers: changed ones switched in place under their lock;
+ *   3. policers: changed ones rewritten whole, buckets carried over;
  *   4. qdisc tree: classes added or changed in place, or a new root;
  *   5. configuration: a new inner map swapped into the programs' slot,
  *      the commit point for kept programs;

@@ -193,8 +193,7 @@ int qos_plan_current(const struct qos_dev *dev, struct qos_plan *plan, char *err
 	plan->cfg = dev->cfg;
 	plan->rule_entries = dev->cur.rule_entries;
 	for (id = 1; id < QOS_MAX_CLASSES; id++)
-		if (bpf_map_lookup_elem_flags(dev->cur.map[QOS_MAP_POLICERS], &id,
-					      &plan->police[id], BPF_F_LOCK)) {
+		if (bpf_map_lookup_elem(dev->cur.map[QOS_MAP_POLICERS], &id, &plan->police[id])) {
 			ret = -errno;
 			snprintf(err, errlen, "dev %s: reading policers: %s", dev->name,
 				 strerror(-ret));
