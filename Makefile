@@ -74,7 +74,8 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c)
+LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c \
+	    user/probe/*.c)
 CLI_SRCS := $(wildcard user/cli/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 CLI_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CLI_SRCS))
