@@ -163,6 +163,8 @@ int do_list(int argc, char **argv);
 int do_rule_add(int argc, char **argv);
 int do_rule_del(int argc, char **argv);
 int do_rule_list(int argc, char **argv);
+int do_probe_send(int argc, char **argv);
+int do_probe_reflect(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_complete(int argc, char **argv);
 

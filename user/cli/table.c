@@ -62,6 +62,28 @@ static const struct cli_word w_command = {
 	NULL, "COMMAND", CV_COMMAND, "a command, and a subcommand of rule"
 };
 
+static const struct cli_word w_target = {
+	NULL, "ADDRESS", CV_NONE, "the reflector, an IPv4 or IPv6 address"
+};
+static const struct cli_word w_port = {
+	"port", "PORT", CV_NONE, "the UDP port; 862, STAMP's, if not given"
+};
+static const struct cli_word w_probe_class = {
+	"class", "CLASS", CV_NONE, "a class of the profile, or all (the default)"
+};
+static const struct cli_word w_interval = {
+	"interval", "TIME", CV_NONE, "between test packets of a class: 1ms-60s, 100ms if not given"
+};
+static const struct cli_word w_probe_count = {
+	"count", "N", CV_NONE, "test packets per class, 1-100000; 10 if not given"
+};
+static const struct cli_word w_probe_profile = {
+	"profile", "PROFILE", CV_PROFILE, "the classes and DSCPs to probe; pip-20pct if not given"
+};
+static const struct cli_word w_probe_listen = {
+	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
+};
+
 #define WORDS(...) ((const struct cli_word *const[]){ __VA_ARGS__, NULL })
 
 static const struct cli_cmd rule_cmds[] = {
@@ -99,6 +121,39 @@ static const struct cli_cmd rule_cmds[] = {
 		.words = WORDS(&w_dev),
 		.opts = O_BIT(O_JSON),
 		.fn = do_rule_list,
+	},
+	{},
+};
+
+static const struct cli_cmd probe_cmds[] = {
+	{
+		.name = "send",
+		.group = "probe",
+		.synopsis = "ADDRESS [port PORT] [class CLASS] [interval TIME] [count N] "
+			    "[profile PROFILE] [-j]",
+		.summary = "delay, jitter and loss per class to a STAMP reflector",
+		.help = "Send COUNT STAMP test packets per class to the reflector at ADDRESS, "
+			"each class with its DSCP (and IPv6 flow label, for a class a "
+			"profile rule matches by flow label), and report per class the "
+			"round-trip delay less the reflector's time, the one-way delays, "
+			"jitter, loss, duplicates, reordering and the DSCP the reflector "
+			"received (RFC 8972 Class of Service TLV).",
+		.words = WORDS(&w_target, &w_port, &w_probe_class, &w_interval, &w_probe_count,
+			       &w_probe_profile),
+		.opts = O_BIT(O_JSON),
+		.fn = do_probe_send,
+	},
+	{
+		.name = "reflect",
+		.group = "probe",
+		.synopsis = "[listen ADDRESS] [port PORT] [-j]",
+		.summary = "answer STAMP test packets until stopped",
+		.help = "Reflect STAMP and TWAMP-light test packets, IPv4 and IPv6, until "
+			"SIGINT or SIGTERM, then print the packets reflected per family "
+			"and received DSCP.",
+		.words = WORDS(&w_probe_listen, &w_port),
+		.opts = O_BIT(O_JSON),
+		.fn = do_probe_reflect,
 	},
 	{},
 };
@@ -196,6 +251,14 @@ const struct cli_cmd cli_cmds[] = {
 			"SIGTERM.",
 		.opts = O_BIT(O_LISTEN),
 		.fn = do_exporter,
+	},
+	{
+		.name = "probe",
+		.synopsis = "{send | reflect} ...",
+		.summary = "STAMP measurements of delay, jitter and loss per class",
+		.help = "Active measurement with STAMP (RFC 8762), IPv4 and IPv6: a sender "
+			"probing each class with its DSCP, and a reflector.",
+		.sub = probe_cmds,
 	},
 	{
 		.name = "help",
