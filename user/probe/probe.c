@@ -237,8 +237,7 @@ int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned 
 {
 	uint16_t errest = stamp_err_local();
 	struct pollfd pfd[QOS_MAX_CLASSES];
-	int64_t next, deadline = 0, now;
-	uint32_t sent = 0;
+	int64_t start, deadline = 0, now;
 	unsigned int i;
 	int r = 0;
 
@@ -253,22 +252,33 @@ int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned 
 		pfd[i].fd = s[i].fd;
 		pfd[i].events = POLLIN;
 	}
-	next = now_ns(CLOCK_MONOTONIC);
+	/* The streams are spread over the interval, not sent in a burst: a
+	 * burst's first reply would wait behind the sender's next sends. */
+	start = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
-		int64_t wait;
+		int64_t next = INT64_MAX, t, wait;
+		bool done = true;
 
 		now = now_ns(CLOCK_MONOTONIC);
-		if (sent < c->count && now >= next) {
-			for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (s[i].st.sent >= c->count)
+				continue;
+			t = start + (int64_t)(c->interval_ns * i / n) +
+			    (int64_t)c->interval_ns * s[i].st.sent;
+			if (now >= t) {
 				stream_send(&s[i], errest);
-			sent++;
-			next += c->interval_ns;
-			if (sent == c->count)
-				deadline = now + c->wait_ns;
+				t += c->interval_ns;
+			}
+			if (s[i].st.sent < c->count) {
+				done = false;
+				next = t < next ? t : next;
+			}
 		}
-		if (sent == c->count && (now >= deadline || all_answered(s, n, c->count)))
+		if (done && !deadline)
+			deadline = now + c->wait_ns;
+		if (done && (now >= deadline || all_answered(s, n, c->count)))
 			break;
-		wait = (sent < c->count ? next : deadline) - now;
+		wait = (done ? deadline : next) - now;
 		struct timespec ts = { wait / 1000000000, wait % 1000000000 };
 
 		if (wait < 0)
