@@ -29,6 +29,7 @@
 #    from h1) is reported by the sender as re-marked, with the new DSCP.
 # e. A class reached by an IPv6 flow label rule is probed with that label:
 #    the rule on r counts exactly its test packets.
+# f. Wrong arguments: one line naming the word, exit 1.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -254,6 +255,39 @@ test_flowlabel()
 	log_test "IPv6 class reached by a flow label rule probed with that label"
 }
 
+# One wrong invocation per line, "=>", and the one line stderr must say.
+test_errors()
+{
+	local line args want err pip20
+
+	RET=0
+	pip20=$("$QOSCTL" validate pip-20pct -j | jq -r .path)
+	start_reflector
+	while IFS= read -r line; do
+		args=${line%% => *}
+		want=${line#* => }
+		eval "set -- $args"
+		err=$(in_ns "$H2" "$QOSCTL" "$@" 2>&1 >/dev/null)
+		[ $? -eq 1 ] && [ "$err" = "qosctl: $want" ]
+		check_err $? "qosctl $args: $err"
+	done <<EOF2
+probe send => probe send: missing ADDRESS (the reflector's)
+probe send 10.1.1 => probe send: '10.1.1': not an IPv4 or IPv6 address
+probe send $H1_V4 clas pip => probe send: unexpected argument 'clas' (did you mean 'class'?)
+probe send $H1_V4 class gold => probe send: class 'gold': not a class of $pip20 (or 'all')
+probe send $H1_V4 interval 100us => probe send: interval '100us': expected a time from 1ms to 60s
+probe send $H1_V4 count 100001 => probe send: count '100001': expected 1-100000
+probe send $H1_V6 port 0 => probe send: port '0': expected 1-65535
+probe send $H1_V6 profile nothing-like-it => probe send: profile 'nothing-like-it': no such profile (see 'qosctl list')
+probe reflect listen 2001:db8::/64 => probe reflect: listen '2001:db8::/64': not an IPv4 or IPv6 address
+probe reflect listen $H2_V6 => probe reflect: listen $H2_V6: Address already in use
+probe reflect --dry-run => probe reflect: does not take --dry-run (see 'qosctl help probe reflect')
+EOF2
+	stop_pid "$refl"
+	log_test "wrong arguments: one line naming the word, exit 1"
+}
+
+test_errors
 test_idle
 test_interop
 test_flood
