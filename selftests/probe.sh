@@ -30,6 +30,10 @@
 # e. A class reached by an IPv6 flow label rule is probed with that label:
 #    the rule on r counts exactly its test packets.
 # f. Wrong arguments: one line naming the word, exit 1.
+# g. --continuous: after W windows of 20, /metrics says exactly 20 W sent,
+#    0 lost, 20 W in the RTT histogram; an SLA met (IPv4) and one that
+#    cannot be (IPv6) read 1 and 0; promtool check metrics accepts it,
+#    and its families and types are those Documentation/metrics.rst lists.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -279,6 +283,13 @@ probe send $H1_V4 interval 100us => probe send: interval '100us': expected a tim
 probe send $H1_V4 count 100001 => probe send: count '100001': expected 1-100000
 probe send $H1_V6 port 0 => probe send: port '0': expected 1-65535
 probe send $H1_V6 profile nothing-like-it => probe send: profile 'nothing-like-it': no such profile (see 'qosctl list')
+probe send $H1_V4 loss 1% => probe send: 'loss' needs 'sla CLASS'
+probe send $H1_V4 sla gold delay-p99 1ms => probe send: sla 'gold': not a class probed
+probe send $H1_V4 sla pip => probe send: sla pip: needs delay-p99 TIME or loss PERCENT
+probe send $H1_V4 sla pip loss 5 => probe send: loss '5': expected a percentage, 0%-100%
+probe send $H1_V4 sla pip delay-p99 2 => probe send: delay-p99 '2': expected a time (2ms, 500us)
+probe send $H1_V4 --continuous => probe send: --continuous and --listen ADDRESS go together
+probe send $H1_V4 --continuous --listen :9479 -j => probe send: --continuous serves its metrics, -j is for a single run
 probe reflect listen 2001:db8::/64 => probe reflect: listen '2001:db8::/64': not an IPv4 or IPv6 address
 probe reflect listen $H2_V6 => probe reflect: listen $H2_V6: Address already in use
 probe reflect --dry-run => probe reflect: does not take --dry-run (see 'qosctl help probe reflect')
@@ -287,9 +298,71 @@ EOF2
 	log_test "wrong arguments: one line naming the word, exit 1"
 }
 
+# metric FILE NAME CLASS: the value of NAME's series for CLASS.
+metric()
+{
+	awk -v n="$2" -v c="class=\"$3\"" 'index($0, n "{") == 1 && index($0, c) { print $2 }' "$1"
+}
+
+test_continuous()
+{
+	local fam port m w cls sla slacls want n
+
+	RET=0
+	start_reflector
+	for fam in 4 6; do
+		port=947$fam m=$TMP/metrics$fam
+		if [ $fam = 4 ]; then
+			slacls=pip sla="sla pip delay-p99 ${PIP_P99_MS}ms loss 0%" want=1
+		else
+			slacls=be sla="sla be delay-p99 1us" want=0
+		fi
+		spawn_ns "$H1" cont$fam "$QOSCTL" probe send "$(dst $fam)" interval $INTERVAL count 20 \
+			$sla --continuous --listen 127.0.0.1:$port
+		# Three windows of 20 test packets every 10 ms: under a second.
+		for ((n = 0; n < 50; n++)); do
+			in_ns "$H1" curl -sf "http://127.0.0.1:$port/metrics" >"$m"
+			w=$(awk '/^qosctl_probe_windows_total/ { print $2 }' "$m")
+			[ "${w:-0}" -ge 3 ] && break
+			sleep 0.2
+		done
+		eval stop_pid \$cont$fam
+		[ "${w:-0}" -ge 3 ]
+		check_err $? "IPv$fam: ${w:-no} windows after 10 s: $(cat "$TMP/cont$fam.log")"
+		grep -q "^qosctl_probe_windows_total{target=\"$(dst $fam)\",family=\"ipv$fam\"} $w\$" "$m"
+		check_err $? "IPv$fam: windows_total series: $(grep windows_total "$m")"
+		for cls in pip be lbe; do
+			[ "$(metric "$m" qosctl_probe_sent_total $cls)" = $((20 * w)) ] &&
+				[ "$(metric "$m" qosctl_probe_lost_total $cls)" = 0 ] &&
+				[ "$(metric "$m" qosctl_probe_remarked_total $cls)" = 0 ] &&
+				[ "$(metric "$m" qosctl_probe_rtt_seconds_count $cls)" = $((20 * w)) ]
+			check_err $? "IPv$fam $cls after $w windows: sent $(metric "$m" qosctl_probe_sent_total $cls), lost $(metric "$m" qosctl_probe_lost_total $cls), rtt count $(metric "$m" qosctl_probe_rtt_seconds_count $cls)"
+			grep -q "^qosctl_probe_rtt_seconds_bucket{.*class=\"$cls\",le=\"+Inf\"} $((20 * w))\$" "$m"
+			check_err $? "IPv$fam $cls: +Inf bucket is not every reply"
+		done
+		# One series, the SLA's class's.
+		n=$(grep '^qosctl_probe_sla_met' "$m")
+		[ "$(wc -l <<<"$n")" = 1 ] && [ "$(metric "$m" qosctl_probe_sla_met $slacls)" = $want ]
+		check_err $? "IPv$fam '$sla': $n, expected $want for $slacls"
+		# The families and types are those metrics.rst lists.
+		diff <(awk '/^# TYPE/ { print $3, $4 }' "$m" | sort) \
+			<(awk '/^``qosctl_probe_/ && $2 ~ /^(counter|gauge|histogram)$/ { gsub(/``/, "", $1); print $1, $2 }' \
+			  "$HERE/../Documentation/metrics.rst" | sort) >"$TMP/famdiff"
+		check_err $? "IPv$fam: families, /metrics < > metrics.rst: $(cat "$TMP/famdiff")"
+		if command -v promtool >/dev/null; then
+			promtool check metrics <"$m" >"$TMP/promtool" 2>&1
+			check_err $? "IPv$fam: promtool: $(head -3 "$TMP/promtool")"
+		fi
+	done
+	stop_pid "$refl"
+	command -v promtool >/dev/null || echo "INFO: promtool not installed: format not checked"
+	log_test "--continuous: counters, histogram, SLA met and not met, IPv4 and IPv6"
+}
+
 test_errors
 test_idle
 test_interop
+test_continuous
 test_flood
 test_remark
 test_flowlabel

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "probe/pmetrics.h"
 #include "probe/pstats.h"
 #include "probe/stamp.h"
 
@@ -200,6 +201,51 @@ TEST(stream_edges)
 	EXPECT_EQ(0, m.remarked);
 	EXPECT_EQ(0, m.jitter_ns);
 	pstats_free(&s);
+}
+
+/* The SLA verdict at its bounds, and the histogram's buckets. */
+TEST(sla_and_histogram)
+{
+	struct pm_sla sla = { .set = true, .cls = "pip", .delay_p99_ns = 1000000,
+			      .loss_ratio = 0.001 };
+	struct pstats_sum sum = { .sent = 1000, .lost = 1, .rtt = { .n = 999, .p99 = 1000000 } };
+	struct probe_stream ps = { .name = "pip" };
+	struct pm_stream m = {};
+	struct pm_target t = { .s = &ps, .m = &m, .n = 1, .sla = &sla };
+	static const int64_t rtt[] = { 40000, 50000, 50001, 2000000, 3000000000LL };
+	unsigned int i;
+
+	EXPECT_TRUE(pm_sla_met(&sla, &sum));
+	sum.lost = 2;
+	EXPECT_FALSE(pm_sla_met(&sla, &sum));
+	sum.lost = 0;
+	sum.rtt.p99 = 1000001;
+	EXPECT_FALSE(pm_sla_met(&sla, &sum));
+	sla.delay_p99_ns = 0;
+	EXPECT_TRUE(pm_sla_met(&sla, &sum));
+	sum.rtt.n = 0;
+	sla.delay_p99_ns = 1;
+	EXPECT_FALSE(pm_sla_met(&sla, &sum));	/* nothing answered */
+
+	/* Five replies: two at or below 50 us, one just above, 2 ms, 3 s. */
+	ASSERT_EQ(0, pstats_init(&ps.st, 5));
+	ps.st.sent = 5;
+	for (i = 0; i < 5; i++) {
+		struct pstats_slot r = { .t2 = 10, .t3 = 10, .t4 = rtt[i], .refl_dscp = -1 };
+
+		pstats_reply(&ps.st, i, &r);
+	}
+	pstats_sum(&ps.st, 46, &ps.sum);
+	sla.delay_p99_ns = 0;
+	pm_add_window(&t);
+	EXPECT_EQ(2, m.bucket[0]);		/* le 0.00005 */
+	EXPECT_EQ(1, m.bucket[1]);		/* le 0.0001 */
+	EXPECT_EQ(1, m.bucket[5]);		/* le 0.002 */
+	EXPECT_EQ(1, m.bucket[PM_BUCKETS]);	/* +Inf */
+	EXPECT_EQ(5, m.sent);
+	EXPECT_EQ(1, m.sla_met);
+	EXPECT_EQ(1, t.windows);
+	pstats_free(&ps.st);
 }
 
 TEST_HARNESS_MAIN

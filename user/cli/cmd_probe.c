@@ -6,7 +6,9 @@
  * applied. Documentation/assurance.rst.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 #include "cli/cli.h"
 #include "lib/util.h"
 #include "model/profile.h"
+#include "out/exporter.h"
+#include "probe/pmetrics.h"
 #include "probe/probe.h"
 #include "probe/stamp.h"
 
@@ -31,14 +35,18 @@ struct probe_args {
 	const char *count;
 	const char *profile;
 	const char *listen;
+	const char *sla;
+	const char *delay_p99;
+	const char *loss;
 };
 
 /* KEY VALUE pairs of cli_cur's words, and at most one positional. */
 static int parse_probe(int argc, char **argv, struct probe_args *a)
 {
 	const char **slot[] = { &a->port, &a->cls, &a->interval, &a->count, &a->profile,
-				&a->listen };
-	const char *keys[] = { "port", "class", "interval", "count", "profile", "listen" };
+				&a->listen, &a->sla, &a->delay_p99, &a->loss };
+	const char *keys[] = { "port", "class", "interval", "count", "profile", "listen",
+			       "sla", "delay-p99", "loss" };
 	char name[32];
 	size_t k;
 	int i;
@@ -155,6 +163,48 @@ static int pick_streams(const struct qos_profile *p, const char *cls, int family
 	return 0;
 }
 
+/* "sla CLASS [delay-p99 TIME] [loss PERCENT]" against the streams. */
+static int parse_sla(const struct probe_args *a, const struct probe_stream *s, unsigned int n,
+		     struct pm_sla *sla)
+{
+	unsigned int i;
+	char *end;
+
+	sla->loss_ratio = -1;
+	if (!a->sla) {
+		if (a->delay_p99 || a->loss) {
+			qos_err("probe send: '%s' needs 'sla CLASS'", a->loss ? "loss" : "delay-p99");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	for (i = 0; i < n && strcmp(s[i].name, a->sla); i++)
+		;
+	if (i == n) {
+		qos_err("probe send: sla '%s': not a class probed", a->sla);
+		return -EINVAL;
+	}
+	if (!a->delay_p99 && !a->loss) {
+		qos_err("probe send: sla %s: needs delay-p99 TIME or loss PERCENT", a->sla);
+		return -EINVAL;
+	}
+	if (a->delay_p99 && qos_parse_time(a->delay_p99, &sla->delay_p99_ns)) {
+		qos_err("probe send: delay-p99 '%s': expected a time (2ms, 500us)", a->delay_p99);
+		return -EINVAL;
+	}
+	if (a->loss) {
+		sla->loss_ratio = strtod(a->loss, &end) / 100;
+		if (end == a->loss || strcmp(end, "%") || sla->loss_ratio < 0 ||
+		    sla->loss_ratio > 1) {
+			qos_err("probe send: loss '%s': expected a percentage, 0%%-100%%", a->loss);
+			return -EINVAL;
+		}
+	}
+	snprintf(sla->cls, sizeof(sla->cls), "%s", a->sla);
+	sla->set = true;
+	return 0;
+}
+
 static json_object *dist_json(const struct pstats_dist *d)
 {
 	json_object *o = json_object_new_object();
@@ -169,8 +219,19 @@ static json_object *dist_json(const struct pstats_dist *d)
 	return o;
 }
 
+static const struct pstats_sum *sla_sum(const struct pm_sla *sla, const struct probe_stream *s,
+					 unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(s[i].name, sla->cls))
+			return &s[i].sum;
+	return NULL;
+}
+
 static void print_json(const char *addr, uint16_t port, const struct probe_send_cfg *c,
-		       const struct probe_stream *s, unsigned int n)
+		       const struct probe_stream *s, unsigned int n, const struct pm_sla *sla)
 {
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	unsigned int i;
@@ -214,12 +275,24 @@ static void print_json(const char *addr, uint16_t port, const struct probe_send_
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "streams", a);
+	if (sla->set) {
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "class", json_object_new_string(sla->cls));
+		json_object_object_add(j, "delay_p99_ns", sla->delay_p99_ns ?
+				       json_object_new_uint64(sla->delay_p99_ns) : NULL);
+		json_object_object_add(j, "loss_pct", sla->loss_ratio >= 0 ?
+				       json_object_new_double(sla->loss_ratio * 100) : NULL);
+		json_object_object_add(j, "met", json_object_new_boolean(
+			pm_sla_met(sla, sla_sum(sla, s, n))));
+		json_object_object_add(o, "sla", j);
+	}
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }
 
 static void print_text(const char *addr, uint16_t port, const struct probe_send_cfg *c,
-		       const struct probe_stream *s, unsigned int n)
+		       const struct probe_stream *s, unsigned int n, const struct pm_sla *sla)
 {
 	unsigned int i;
 
@@ -253,10 +326,93 @@ static void print_text(const char *addr, uint16_t port, const struct probe_send_
 		       m->fwd.p50 / 1e6, m->back.p50 / 1e6,
 		       m->owd_valid ? "" : " (not valid: clocks not both synchronised)");
 	}
+	if (sla->set) {
+		const struct pstats_sum *m = sla_sum(sla, s, n);
+
+		printf("sla %s: %s (rtt p99 %.3f ms, loss %.2f%%)\n", sla->cls,
+		       pm_sla_met(sla, m) ? "met" : "not met", m->rtt.p99 / 1e6,
+		       m->sent ? 100.0 * m->lost / m->sent : 0);
+	}
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+/* Signals end the loop; the poll they interrupt has no SA_RESTART. */
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Called from the HTTP server's thread. */
+static int write_metrics(FILE *f, void *arg)
+{
+	pthread_mutex_lock(&pm_lock);
+	pm_write(f, arg);
+	pthread_mutex_unlock(&pm_lock);
+	return 0;
+}
+
+/* Windows of c->count test packets per class until SIGINT or SIGTERM. */
+static int run_continuous(const char *addr, struct probe_send_cfg *c, struct probe_stream *s,
+			  unsigned int n, const struct pm_sla *sla)
+{
+	struct pm_stream m[QOS_MAX_CLASSES] = {};
+	struct pm_target t = {
+		.target = addr, .family = c->dst.ss_family == AF_INET6 ? "ipv6" : "ipv4",
+		.s = s, .m = m, .n = n, .sla = sla,
+	};
+	struct qos_exporter srv = { .write = write_metrics, .arg = &t };
+	char err[512];
+	sigset_t set;
+	unsigned int i;
+	int r;
+
+	/* The server's thread inherits a mask with them blocked: they come
+	 * to this thread, and interrupt its poll. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	r = qos_exporter_start(&srv, opt.listen, err, sizeof(err));
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	if (r) {
+		qos_err("probe send: %s", err);
+		return r;
+	}
+	catch_signals();
+	fprintf(stderr, "qosctl: probe send: serving /metrics on %s\n", opt.listen);
+	c->stop = &stop;
+	while (!stop) {
+		r = probe_send(c, s, n, err, sizeof(err));
+		if (r) {
+			qos_err("probe send: %s", err);
+			break;
+		}
+		/* A window cut short by the signal is not a window. */
+		pthread_mutex_lock(&pm_lock);
+		if (!stop)
+			pm_add_window(&t);
+		pthread_mutex_unlock(&pm_lock);
+		for (i = 0; i < n; i++)
+			pstats_free(&s[i].st);
+	}
+	qos_exporter_stop(&srv);
+	return r;
 }
 
 int do_probe_send(int argc, char **argv)
 {
+	struct pm_sla sla = {};
 	struct probe_stream s[QOS_MAX_CLASSES];
 	struct probe_send_cfg c = {};
 	struct probe_args a = {};
@@ -297,28 +453,31 @@ int do_probe_send(int argc, char **argv)
 	}
 	r = pick_streams(&p, a.cls ? a.cls : "all", c.dst.ss_family, s, &n);
 	qos_profile_free(&p);
-	if (r)
-		return r;
+	if (r || parse_sla(&a, s, n, &sla))
+		return -EINVAL;
+	if (opt.continuous != !!opt.listen) {
+		qos_err("probe send: --continuous and --listen ADDRESS go together");
+		return -EINVAL;
+	}
+	if (opt.continuous && opt.json) {
+		qos_err("probe send: --continuous serves its metrics, -j is for a single run");
+		return -EINVAL;
+	}
+	if (opt.continuous)
+		return run_continuous(a.addr, &c, s, n, &sla);
 	r = probe_send(&c, s, n, err, sizeof(err));
 	if (r) {
 		qos_err("probe send: %s", err);
 		goto out;
 	}
 	if (opt.json)
-		print_json(a.addr, port, &c, s, n);
+		print_json(a.addr, port, &c, s, n, &sla);
 	else
-		print_text(a.addr, port, &c, s, n);
+		print_text(a.addr, port, &c, s, n, &sla);
 out:
 	for (i = 0; i < n; i++)
 		pstats_free(&s[i].st);
 	return r;
-}
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = 1;
 }
 
 static void print_refl(const struct probe_refl_stats *rs)
@@ -356,7 +515,6 @@ static void print_refl(const struct probe_refl_stats *rs)
 
 int do_probe_reflect(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct probe_refl_stats rs = {};
 	struct probe_args a = {};
 	char err[512];
@@ -364,9 +522,7 @@ int do_probe_reflect(int argc, char **argv)
 
 	if (parse_probe(argc, argv, &a) || parse_port("probe reflect", a.port, &port))
 		return -EINVAL;
-	/* No SA_RESTART: the signal ends the poll. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_signals();
 	if (probe_reflect(a.listen, port, &stop, &rs, err, sizeof(err))) {
 		qos_err("probe reflect: %s", err);
 		return -1;

@@ -23,6 +23,8 @@ const struct cli_opt cli_opts[O_MAX] = {
 			"roll back unless 'qosctl confirm' follows within SECONDS" },
 	[O_FORCE] = { "force", 0, NULL, "also clear qosctl's slot when its state is broken" },
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
+	[O_CONTINUOUS] = { "continuous", 0, NULL,
+			   "probe send: windows of N until stopped, metrics served" },
 	[O_VERBOSE] = { "verbose", 'v', NULL, "libbpf's and libnl's messages, the verifier log" },
 	[O_HELP] = { "help", 'h', NULL, "this usage, or the help of COMMAND" },
 	[O_VERSION] = { "version", 'V', NULL, "print the version, and libbpf's" },
@@ -84,6 +86,16 @@ static const struct cli_word w_probe_listen = {
 	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
 };
 
+static const struct cli_word w_sla = {
+	"sla", "CLASS", CV_NONE, "the class an SLA (delay-p99, loss) is checked for"
+};
+static const struct cli_word w_delay_p99 = {
+	"delay-p99", "TIME", CV_NONE, "SLA: the highest round-trip p99 of a window"
+};
+static const struct cli_word w_loss = {
+	"loss", "PERCENT", CV_NONE, "SLA: the highest loss of a window, 0-100%"
+};
+
 #define WORDS(...) ((const struct cli_word *const[]){ __VA_ARGS__, NULL })
 
 static const struct cli_cmd rule_cmds[] = {
@@ -130,17 +142,20 @@ static const struct cli_cmd probe_cmds[] = {
 		.name = "send",
 		.group = "probe",
 		.synopsis = "ADDRESS [port PORT] [class CLASS] [interval TIME] [count N] "
-			    "[profile PROFILE] [-j]",
+			    "[profile PROFILE] [sla CLASS [delay-p99 TIME] [loss PERCENT]] "
+			    "[-j | --continuous --listen ADDRESS]",
 		.summary = "delay, jitter and loss per class to a STAMP reflector",
 		.help = "Send COUNT STAMP test packets per class to the reflector at ADDRESS, "
 			"each class with its DSCP (and IPv6 flow label, for a class a "
 			"profile rule matches by flow label), and report per class the "
 			"round-trip delay less the reflector's time, the one-way delays, "
 			"jitter, loss, duplicates, reordering and the DSCP the reflector "
-			"received (RFC 8972 Class of Service TLV).",
+			"received (RFC 8972 Class of Service TLV). With --continuous, "
+			"probe in windows of COUNT until stopped and serve the metrics "
+			"(histograms, loss, the SLA's verdict) on --listen.",
 		.words = WORDS(&w_target, &w_port, &w_probe_class, &w_interval, &w_probe_count,
-			       &w_probe_profile),
-		.opts = O_BIT(O_JSON),
+			       &w_probe_profile, &w_sla, &w_delay_p99, &w_loss),
+		.opts = O_BIT(O_JSON) | O_BIT(O_CONTINUOUS) | O_BIT(O_LISTEN),
 		.fn = do_probe_send,
 	},
 	{

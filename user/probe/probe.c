@@ -259,6 +259,8 @@ int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned 
 		int64_t next = INT64_MAX, t, wait;
 		bool done = true;
 
+		if (c->stop && *c->stop)
+			break;
 		now = now_ns(CLOCK_MONOTONIC);
 		for (i = 0; i < n; i++) {
 			if (s[i].st.sent >= c->count)

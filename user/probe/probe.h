@@ -32,9 +32,11 @@ struct probe_send_cfg {
 	uint64_t interval_ns;
 	uint32_t count;
 	uint64_t wait_ns;		/* for replies after the last test packet */
+	volatile sig_atomic_t *stop;	/* set: end the run early (NULL: never) */
 };
 
-/* Run the streams to the end; their sums are filled. -errno, @err says. */
+/* Run the streams to the end (or *c->stop); their sums are filled.
+ * -errno, @err says. */
 int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned int n,
 	       char *err, size_t errlen);
 

@@ -83,6 +83,13 @@ void pstats_dist(int64_t *v, uint32_t n, struct pstats_dist *d)
 	d->mean = sum / n;
 }
 
+int64_t pstats_rtt(const struct pstats_slot *sl)
+{
+	int64_t t1 = sl->t1k ? sl->t1k : sl->t1;
+
+	return (sl->t4 - t1) - (sl->t3 - sl->t2);
+}
+
 void pstats_sum(const struct pstats *s, uint8_t dscp, struct pstats_sum *sum)
 {
 	int64_t *rtt = calloc(s->count + 1, sizeof(*rtt));
@@ -116,7 +123,7 @@ void pstats_sum(const struct pstats *s, uint8_t dscp, struct pstats_sum *sum)
 		sum->refl_ttl = sl->refl_ttl;
 		if (!rtt || !fwd || !back)
 			continue;
-		d = (sl->t4 - t1) - (sl->t3 - sl->t2);
+		d = pstats_rtt(sl);
 		rtt[n] = d;
 		fwd[n] = sl->t2 - t1;
 		back[n] = sl->t4 - sl->t3;

@@ -63,6 +63,8 @@ void pstats_free(struct pstats *s);
 /* A reply for @seq: arrival order feeds the reordering count. */
 void pstats_reply(struct pstats *s, uint32_t seq, const struct pstats_slot *r);
 void pstats_sum(const struct pstats *s, uint8_t dscp, struct pstats_sum *sum);
+/* The round trip of an answered slot, ns: (T4 - T1) - (T3 - T2). */
+int64_t pstats_rtt(const struct pstats_slot *sl);
 /* Nearest-rank percentiles of @v (sorted in place). */
 void pstats_dist(int64_t *v, uint32_t n, struct pstats_dist *d);
 
