@@ -274,7 +274,8 @@ $(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
 
 SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
-UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service
+UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
+	 $(OUTPUT)/qosctl-probe@.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
@@ -306,7 +307,8 @@ install: install-files
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter || \
 		install -m 0644 systemd/qosctl-exporter.default \
 			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter
-	install -m 0644 systemd/IFACE.conf.example $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 systemd/IFACE.conf.example systemd/probe.conf.example \
+		$(DESTDIR)$(DOCDIR)/examples/
 ifneq ($(wildcard completion/qosctl.bash),)
 	install -D -m 0644 completion/qosctl.bash $(DESTDIR)$(BASHCOMPDIR)/qosctl
 endif

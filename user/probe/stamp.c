@@ -108,7 +108,10 @@ uint16_t stamp_err_local(void)
 	int st = adjtimex(&tx);
 
 	/* esterror is in microseconds; an unsynchronised clock has no bound
-	 * worth stating: maxerror then. */
+	 * worth stating: maxerror then. A sandbox that denies adjtimex()
+	 * (systemd's ProtectClock=) leaves nothing known: NTP's 16 s. */
+	if (st < 0)
+		return stamp_err_encode(16000000000ULL, false);
 	if (st == TIME_ERROR || (tx.status & STA_UNSYNC))
 		return stamp_err_encode((uint64_t)tx.maxerror * 1000, false);
 	return stamp_err_encode((uint64_t)tx.esterror * 1000, true);
