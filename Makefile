@@ -74,7 +74,8 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c)
+LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c \
+	    user/probe/*.c)
 CLI_SRCS := $(wildcard user/cli/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 CLI_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CLI_SRCS))
@@ -273,7 +274,8 @@ $(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
 
 SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
-UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service
+UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
+	 $(OUTPUT)/qosctl-probe@.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
@@ -305,7 +307,8 @@ install: install-files
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter || \
 		install -m 0644 systemd/qosctl-exporter.default \
 			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter
-	install -m 0644 systemd/IFACE.conf.example $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 systemd/IFACE.conf.example systemd/probe.conf.example \
+		$(DESTDIR)$(DOCDIR)/examples/
 ifneq ($(wildcard completion/qosctl.bash),)
 	install -D -m 0644 completion/qosctl.bash $(DESTDIR)$(BASHCOMPDIR)/qosctl
 endif

@@ -32,7 +32,8 @@ log_test "make install DESTDIR=... PREFIX=/usr/local"
 p=$dest/usr/local
 for f in sbin/qosctl lib/qosctl/qos.bpf.o share/man/man8/qosctl.8 \
 	 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
-	 share/doc/qosctl/examples/IFACE.conf.example ../../etc/default/qosctl-exporter; do
+	 lib/systemd/system/qosctl-probe@.service share/doc/qosctl/examples/IFACE.conf.example \
+	 share/doc/qosctl/examples/probe.conf.example ../../etc/default/qosctl-exporter; do
 	[ -s "$p/$f" ]
 	check_err $? "$f missing"
 done
@@ -100,7 +101,18 @@ grep -qx 'ExecStart=/usr/local/sbin/qosctl exporter --listen ${LISTEN}' \
 	"$p/lib/systemd/system/qosctl-exporter.service" &&
 	grep -qx 'LISTEN=127.0.0.1:9464' "$dest/etc/default/qosctl-exporter"
 check_err $? "unexpected exporter unit or /etc/default/qosctl-exporter"
-log_test "units: conf per %I, bound to the device; exporter on \$LISTEN"
+punit=$p/lib/systemd/system/qosctl-probe@.service
+grep -qx 'ExecStart=/usr/local/sbin/qosctl probe send ${TARGET} $ARGS --continuous --listen ${LISTEN}' \
+	"$punit" && grep -qx 'EnvironmentFile=/etc/qosctl/probe-%i.conf' "$punit"
+check_err $? "unexpected probe unit: $(grep -e ^ExecStart -e ^EnvironmentFile "$punit")"
+# The example's ARGS are words probe send takes: every one is checked
+# before --continuous without --listen is refused, and nothing is sent.
+out=$(. "$p/share/doc/qosctl/examples/probe.conf.example" &&
+	QOSCTL_PROFILE_DIR=$p/share/qosctl/tc-profiles \
+	"$p/sbin/qosctl" probe send "$TARGET" $ARGS --continuous 2>&1)
+[ "$out" = "qosctl: probe send: --continuous and --listen ADDRESS go together" ]
+check_err $? "probe.conf.example: $out"
+log_test "units: conf per %I, bound to the device; exporter on \$LISTEN; probe per conf"
 
 # systemd-analyze verify loads the units as systemd would: keys, the
 # executables (here the installed binary under DESTDIR), the man page
@@ -108,19 +120,19 @@ log_test "units: conf per %I, bound to the device; exporter on \$LISTEN"
 # lines about ours count.
 vdir=$dest/verify
 mkdir -p "$vdir"
-for u in qosctl@.service qosctl-exporter.service; do
+for u in qosctl@.service qosctl-exporter.service qosctl-probe@.service; do
 	sed "s|/usr/local/sbin/qosctl|$p/sbin/qosctl|" "$p/lib/systemd/system/$u" >"$vdir/$u"
 done
 out=$(MANPATH=$p/share/man systemd-analyze verify "$vdir/qosctl@.service" \
-	"$vdir/qosctl-exporter.service" 2>&1)
+	"$vdir/qosctl-exporter.service" "$vdir/qosctl-probe@.service" 2>&1)
 check_err $? "systemd-analyze verify failed: $out"
 [ -z "$(echo "$out" | grep qosctl)" ]
 check_err $? "systemd-analyze verify: $out"
-log_test "systemd-analyze verify: both units"
+log_test "systemd-analyze verify: the three units"
 
 # Exposure 4.0 or below ("OK"), for the template's instances and the
 # exporter alike.
-for u in qosctl@eth0.service qosctl-exporter.service; do
+for u in qosctl@eth0.service qosctl-exporter.service qosctl-probe@site1.service; do
 	out=$(systemd-analyze security --offline=yes --root="$dest" --threshold=40 "$u" 2>&1)
 	check_err $? "$u: exposure above 4.0: $(echo "$out" | grep -v '✓')"
 	echo "$out" | grep 'Overall exposure'

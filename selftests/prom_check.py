@@ -240,7 +240,9 @@ def doc_families(path):
     out = {}
     for line in open(path):
         m = re.match(r"^``(qosctl_\w+)``\s+(gauge|counter)\s+(\S+)\s", line)
-        if m:
+        # The probe's families come from probe send --continuous, not from
+        # the devices: probe.sh checks them against their own table.
+        if m and not m.group(1).startswith("qosctl_probe_"):
             out[m.group(1)] = (m.group(2), set(m.group(3).split(",")))
     return out
 

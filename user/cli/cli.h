@@ -21,6 +21,7 @@ struct qos_opts {
 	bool help;
 	bool wide;
 	bool per_family;
+	bool continuous;
 	unsigned int confirm;	/* seconds; 0 = no confirmation */
 	unsigned int watch;	/* seconds between readings */
 	unsigned int count;	/* --watch intervals; 0 = until interrupted */
@@ -49,6 +50,7 @@ enum cli_opt_id {
 	O_CONFIRM,
 	O_FORCE,
 	O_LISTEN,
+	O_CONTINUOUS,
 	O_VERBOSE,
 	O_HELP,
 	O_VERSION,
@@ -180,6 +182,8 @@ int do_reserve_add(int argc, char **argv);
 int do_reserve_del(int argc, char **argv);
 int do_reserve_list(int argc, char **argv);
 int do_reserve_apply(int argc, char **argv);
+int do_probe_send(int argc, char **argv);
+int do_probe_reflect(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_complete(int argc, char **argv);
 

@@ -23,6 +23,8 @@ const struct cli_opt cli_opts[O_MAX] = {
 			"roll back unless 'qosctl confirm' follows within SECONDS" },
 	[O_FORCE] = { "force", 0, NULL, "also clear qosctl's slot when its state is broken" },
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
+	[O_CONTINUOUS] = { "continuous", 0, NULL,
+			   "probe send: windows of N until stopped, metrics served" },
 	[O_VERBOSE] = { "verbose", 'v', NULL, "libbpf's and libnl's messages, the verifier log" },
 	[O_HELP] = { "help", 'h', NULL, "this usage, or the help of COMMAND" },
 	[O_VERSION] = { "version", 'V', NULL, "print the version, and libbpf's" },
@@ -91,6 +93,37 @@ static const struct cli_word w_file = {
 };
 static const struct cli_word w_for = {
 	"for", "DURATION", CV_NONE, "expire after DURATION: 30s, 10m, 2h; default never"
+};
+static const struct cli_word w_target = {
+	NULL, "ADDRESS", CV_NONE, "the reflector, an IPv4 or IPv6 address"
+};
+static const struct cli_word w_port = {
+	"port", "PORT", CV_NONE, "the UDP port; 862, STAMP's, if not given"
+};
+static const struct cli_word w_probe_class = {
+	"class", "CLASS", CV_NONE, "a class of the profile, or all (the default)"
+};
+static const struct cli_word w_interval = {
+	"interval", "TIME", CV_NONE, "between test packets of a class: 1ms-60s, 100ms if not given"
+};
+static const struct cli_word w_probe_count = {
+	"count", "N", CV_NONE, "test packets per class, 1-100000; 10 if not given"
+};
+static const struct cli_word w_probe_profile = {
+	"profile", "PROFILE", CV_PROFILE, "the classes and DSCPs to probe; pip-20pct if not given"
+};
+static const struct cli_word w_probe_listen = {
+	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
+};
+
+static const struct cli_word w_sla = {
+	"sla", "CLASS", CV_NONE, "the class an SLA (delay-p99, loss) is checked for"
+};
+static const struct cli_word w_delay_p99 = {
+	"delay-p99", "TIME", CV_NONE, "SLA: the highest round-trip p99 of a window"
+};
+static const struct cli_word w_loss = {
+	"loss", "PERCENT", CV_NONE, "SLA: the highest loss of a window, 0-100%"
 };
 
 #define WORDS(...) ((const struct cli_word *const[]){ __VA_ARGS__, NULL })
@@ -187,6 +220,42 @@ static const struct cli_cmd reserve_cmds[] = {
 			"sent again changes nothing.",
 		.words = WORDS(&w_file),
 		.fn = do_reserve_apply,
+	},
+	{},
+};
+
+static const struct cli_cmd probe_cmds[] = {
+	{
+		.name = "send",
+		.group = "probe",
+		.synopsis = "ADDRESS [port PORT] [class CLASS] [interval TIME] [count N] "
+			    "[profile PROFILE] [sla CLASS [delay-p99 TIME] [loss PERCENT]] "
+			    "[-j | --continuous --listen ADDRESS]",
+		.summary = "delay, jitter and loss per class to a STAMP reflector",
+		.help = "Send COUNT STAMP test packets per class to the reflector at ADDRESS, "
+			"each class with its DSCP (and IPv6 flow label, for a class a "
+			"profile rule matches by flow label), and report per class the "
+			"round-trip delay less the reflector's time, the one-way delays, "
+			"jitter, loss, duplicates, reordering and the DSCP the reflector "
+			"received (RFC 8972 Class of Service TLV). With --continuous, "
+			"probe in windows of COUNT until stopped and serve the metrics "
+			"(histograms, loss, the SLA's verdict) on --listen.",
+		.words = WORDS(&w_target, &w_port, &w_probe_class, &w_interval, &w_probe_count,
+			       &w_probe_profile, &w_sla, &w_delay_p99, &w_loss),
+		.opts = O_BIT(O_JSON) | O_BIT(O_CONTINUOUS) | O_BIT(O_LISTEN),
+		.fn = do_probe_send,
+	},
+	{
+		.name = "reflect",
+		.group = "probe",
+		.synopsis = "[listen ADDRESS] [port PORT] [-j]",
+		.summary = "answer STAMP test packets until stopped",
+		.help = "Reflect STAMP and TWAMP-light test packets, IPv4 and IPv6, until "
+			"SIGINT or SIGTERM, then print the packets reflected per family "
+			"and received DSCP.",
+		.words = WORDS(&w_probe_listen, &w_port),
+		.opts = O_BIT(O_JSON),
+		.fn = do_probe_reflect,
 	},
 	{},
 };
@@ -292,6 +361,14 @@ const struct cli_cmd cli_cmds[] = {
 			"SIGTERM.",
 		.opts = O_BIT(O_LISTEN),
 		.fn = do_exporter,
+	},
+	{
+		.name = "probe",
+		.synopsis = "{send | reflect} ...",
+		.summary = "STAMP measurements of delay, jitter and loss per class",
+		.help = "Active measurement with STAMP (RFC 8762), IPv4 and IPv6: a sender "
+			"probing each class with its DSCP, and a reflector.",
+		.sub = probe_cmds,
 	},
 	{
 		.name = "help",

@@ -77,15 +77,13 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **con_cls)
 {
-	struct qos_report *r = NULL;
-	const struct qos_report **rp = NULL;
+	const struct qos_exporter *srv = cls;
 	struct MHD_Response *resp;
 	unsigned int status = MHD_HTTP_OK;
 	enum MHD_Result ret;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	int n, i;
 
 	/* Answered on the first call, before any request body is read: MHD
 	 * discards the body and closes the connection. */
@@ -100,19 +98,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 	if (strcmp(url, "/metrics")) {
 		status = MHD_HTTP_NOT_FOUND;
 		fputs("qosctl exporter: see /metrics\n", f);
-	} else {
-		n = qos_report_read_all(&r);
-		rp = n > 0 ? calloc(n, sizeof(*rp)) : NULL;
-		for (i = 0; rp && i < n; i++)
-			rp[i] = &r[i];
-		if (n < 0) {
-			status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-			fprintf(f, "reading qosctl state: %s\n", strerror(-n));
-		} else {
-			qos_prom_write(f, rp, rp ? n : 0);
-		}
-		free(rp);
-		free(r);
+	} else if (srv->write(f, srv->arg)) {
+		status = MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
 	if (fclose(f)) {
 		free(buf);
@@ -182,13 +169,32 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, unsigned int
 	return (int)p;
 }
 
-int qos_exporter_run(const char *listen, char *err, size_t errlen)
+/* The interfaces' metrics, read afresh. */
+static int write_devices(FILE *f, void *arg)
+{
+	const struct qos_report **rp = NULL;
+	struct qos_report *r = NULL;
+	int n, i;
+
+	n = qos_report_read_all(&r);
+	if (n < 0) {
+		fprintf(f, "reading qosctl state: %s\n", strerror(-n));
+		return n;
+	}
+	rp = n > 0 ? calloc(n, sizeof(*rp)) : NULL;
+	for (i = 0; rp && i < n; i++)
+		rp[i] = &r[i];
+	qos_prom_write(f, rp, rp ? n : 0);
+	free(rp);
+	free(r);
+	return 0;
+}
+
+int qos_exporter_start(struct qos_exporter *srv, const char *listen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
-	struct MHD_Daemon *d;
 	unsigned int flags;
-	sigset_t set;
-	int port, sig;
+	int port;
 
 	port = parse_listen(listen, &ss, &flags);
 	if (port < 0) {
@@ -196,6 +202,34 @@ int qos_exporter_run(const char *listen, char *err, size_t errlen)
 			 "--listen '%s': expected [IPV6]:PORT, IPV4:PORT or :PORT", listen);
 		return port;
 	}
+	srv->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | flags,
+				  (uint16_t)port, NULL, NULL, answer, srv,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_CONNECTION_TIMEOUT, QOS_EXPORTER_TIMEOUT_S,
+				  MHD_OPTION_CONNECTION_LIMIT, QOS_EXPORTER_MAX_CONNS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, QOS_EXPORTER_MAX_CONNS_PER_IP,
+				  MHD_OPTION_END);
+	if (!srv->d) {
+		snprintf(err, errlen, "--listen %s: cannot listen (address in use or not local?)",
+			 listen);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+void qos_exporter_stop(struct qos_exporter *srv)
+{
+	if (srv->d)
+		MHD_stop_daemon(srv->d);
+	srv->d = NULL;
+}
+
+int qos_exporter_run(const char *listen, char *err, size_t errlen)
+{
+	struct qos_exporter srv = { .write = write_devices };
+	sigset_t set;
+	int r, sig;
+
 	/* Blocked before the daemon's thread starts, so it inherits the mask
 	 * and the signals reach sigwait() below. */
 	sigemptyset(&set);
@@ -203,20 +237,11 @@ int qos_exporter_run(const char *listen, char *err, size_t errlen)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | flags,
-			     (uint16_t)port, NULL, NULL, answer, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_CONNECTION_TIMEOUT, QOS_EXPORTER_TIMEOUT_S,
-			     MHD_OPTION_CONNECTION_LIMIT, QOS_EXPORTER_MAX_CONNS,
-			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, QOS_EXPORTER_MAX_CONNS_PER_IP,
-			     MHD_OPTION_END);
-	if (!d) {
-		snprintf(err, errlen, "--listen %s: cannot listen (address in use or not local?)",
-			 listen);
-		return -EADDRNOTAVAIL;
-	}
+	r = qos_exporter_start(&srv, listen, err, errlen);
+	if (r)
+		return r;
 	fprintf(stderr, "qosctl: exporter: serving /metrics on %s\n", listen);
 	sigwait(&set, &sig);
-	MHD_stop_daemon(d);
+	qos_exporter_stop(&srv);
 	return 0;
 }

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * STAMP Session-Sender and Session-Reflector over UDP sockets, IPv4 and
+ * IPv6 alike: one socket per probed class (its DSCP, its flow label), the
+ * kernel's software timestamps where it gives them.
+ */
+#ifndef __QOS_PROBE_H
+#define __QOS_PROBE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "../bpf/qos_common.h"
+#include "probe/pstats.h"
+
+struct probe_stream {
+	char name[QOS_CLASS_NAME_LEN];	/* the class probed */
+	uint8_t dscp;
+	uint32_t flowlabel;		/* IPv6 only; 0: none */
+	uint16_t ssid;			/* Session-Sender Identifier */
+	int fd;
+	struct pstats st;
+	struct pstats_sum sum;
+};
+
+struct probe_send_cfg {
+	struct sockaddr_storage dst;
+	socklen_t dstlen;
+	uint64_t interval_ns;
+	uint32_t count;
+	uint64_t wait_ns;		/* for replies after the last test packet */
+	volatile sig_atomic_t *stop;	/* set: end the run early (NULL: never) */
+};
+
+/* Run the streams to the end (or *c->stop); their sums are filled.
+ * -errno, @err says. */
+int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned int n,
+	       char *err, size_t errlen);
+
+/* Test packets reflected, per family and DSCP received. */
+struct probe_refl_stats {
+	uint64_t packets[2];		/* 0: IPv4, 1: IPv6 */
+	uint64_t dscp[2][64];
+	uint64_t bad;			/* too short to be a test packet */
+};
+
+/*
+ * Reflect on @addr (or on 0.0.0.0 and :: when @addr is NULL) at @port
+ * until *@stop. -errno, @err says.
+ */
+int probe_reflect(const char *addr, uint16_t port, volatile sig_atomic_t *stop,
+		  struct probe_refl_stats *rs, char *err, size_t errlen);
+
+/* "ADDR" (IPv4 or IPv6) and a port into @ss. */
+int probe_addr(const char *s, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);
+
+#endif /* __QOS_PROBE_H */
