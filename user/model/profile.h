@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../bpf/qos_common.h"
+#include "model/linklayer.h"
 #include "model/rule.h"
 #include "model/policer.h"
 
@@ -66,6 +67,7 @@ struct qos_profile {
 	char nonip_class[QOS_CLASS_NAME_LEN];	/* ARP and other non-IP */
 	int nonip_line;
 	struct qos_bw priority_max;	/* bound on classes served before the default */
+	struct qos_ll_spec ll;		/* overhead, mpu, linklayer */
 };
 
 /* A class with its rates resolved against the link rate. */

@@ -198,6 +198,10 @@ static void show_json(FILE *f, const struct qos_report *r,
 	json_object_object_add(o, "handle", json_object_new_string(cid));
 	snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
 	json_object_object_add(o, "mark_mask", json_object_new_string(mask));
+	json_object_object_add(o, "overhead", json_object_new_int64(r->meta.overhead));
+	json_object_object_add(o, "mpu", json_object_new_int64(r->meta.mpu));
+	json_object_object_add(o, "linklayer",
+			       json_object_new_string(qos_linklayer_name(r->meta.linklayer)));
 	json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
 	json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
 	json_object_object_add(o, "programs", progs);
@@ -256,6 +260,9 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 	fprintf(f, "dev %s profile %s rate %s scheduler %s handle %s mark-mask 0x%08x\n",
 		r->dev, r->meta.profile, qos_fmt_rate(r->meta.rate_bps, a, sizeof(a)),
 		qos_sched_name(r->meta.sched), cid, r->cfg.mark_mask);
+	if (r->meta.overhead || r->meta.mpu || r->meta.linklayer != QOS_LL_ETHERNET)
+		fprintf(f, "overhead %u mpu %u linklayer %s\n", r->meta.overhead, r->meta.mpu,
+			qos_linklayer_name(r->meta.linklayer));
 	fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
 		r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
 	if (r->confirm_left >= 0)
