@@ -103,6 +103,19 @@ enum qos_leaf {
 	QOS_LEAF_FQ_CODEL,
 };
 
+/*
+ * How the link frames a packet, for the rate-limited qdiscs and classes
+ * (Documentation/profiles.rst, "Link-layer overhead"): the kernel's rate
+ * specs know Ethernet and ATM cells; PTM's 64b/65b coding is folded into
+ * the rates.
+ */
+enum qos_linklayer {
+	QOS_LL_ETHERNET,
+	QOS_LL_ATM,
+	QOS_LL_PTM,
+	QOS_LL_MAX,
+};
+
 #define QOS_META_VERSION	3
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
@@ -128,6 +141,10 @@ struct qos_meta {
 	__u32 nclasses;
 	__u32 default_class;	/* class id unclassified packets get */
 	__u32 rule_entries;	/* capacity of the rule table */
+	__u32 overhead;		/* bytes every shaper adds to a packet's length */
+	__u32 mpu;		/* the smallest length a shaper charges */
+	__u32 linklayer;	/* enum qos_linklayer */
+	__u32 pad;
 	__u64 obj_hash;		/* of the BPF object the programs were loaded from */
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	/* Reservations (qosctl reserve): the class they are admitted to, 0 =

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/linklayer.h"
+
 struct qos_opts {
 	bool json;
 	bool stats;
@@ -147,9 +149,11 @@ int cli_check_profile(const char *cmd, const char *name);
 struct args {
 	const char *dev;
 	const char *rate;
+	struct qos_ll_spec ll;	/* overhead, mpu, linklayer */
 };
 
-/* "dev X rate Y" in any order; every key must be one of cli_cur's words. */
+/* "dev X rate Y" in any order; every key must be one of cli_cur's words.
+ * Initialises @a. */
 int parse_kv(int argc, char **argv, struct args *a);
 int need_dev(const struct args *a);
 int parse_link_rate(const char *s, uint64_t *bps);

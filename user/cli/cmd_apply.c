@@ -14,7 +14,8 @@
 #include "txn/plan.h"
 #include "txn/txn.h"
 
-static int dry_run(const char *profile, const char *name, uint64_t bps)
+static int dry_run(const char *profile, const char *name, uint64_t bps,
+		   const struct qos_ll_spec *ll)
 {
 	struct qos_root_info ri = {};
 	struct qos_plan plan;
@@ -27,7 +28,7 @@ static int dry_run(const char *profile, const char *name, uint64_t bps)
 		qos_err("apply: dev %s: no such device", name);
 		return -ENODEV;
 	}
-	ret = qos_plan_profile(profile, bps, &plan, err, sizeof(err));
+	ret = qos_plan_profile(profile, bps, ll, &plan, err, sizeof(err));
 	/* What apply would keep: the live rules of what runs now (read as
 	 * it is: a dry-run finishes nothing either). */
 	if (!ret && !qos_dev_open(&dev, name, 0, err, sizeof(err))) {
@@ -66,10 +67,10 @@ int do_apply(int argc, char **argv)
 	if (cli_check_profile("apply", argv[0]))
 		return -ENOENT;
 	if (opt.dry_run)
-		return dry_run(argv[0], a.dev, bps);
+		return dry_run(argv[0], a.dev, bps, &a.ll);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
 	if (!ret) {
-		ret = qos_txn_apply(&dev, argv[0], bps, opt.confirm, err, sizeof(err));
+		ret = qos_txn_apply(&dev, argv[0], bps, &a.ll, opt.confirm, err, sizeof(err));
 		qos_txn_close(&dev);
 	}
 	if (ret) {

@@ -30,11 +30,15 @@ int parse_kv(int argc, char **argv, struct args *a)
 	char name[32];
 	int i;
 
+	memset(a, 0, sizeof(*a));
+	qos_ll_spec_init(&a->ll);
 	cli_cmd_name(cli_cur, name, sizeof(name));
 	for (i = 0; i < argc; i++) {
 		const char *k = argv[i];
+		char why[256];
+		int ret;
 
-		if (!cli_word(cli_cur, k) || (strcmp(k, "dev") && strcmp(k, "rate"))) {
+		if (!cli_word(cli_cur, k)) {
 			cli_unknown_key(cli_cur, name, k);
 			return -EINVAL;
 		}
@@ -42,10 +46,22 @@ int parse_kv(int argc, char **argv, struct args *a)
 			qos_err("%s: '%s' needs a value", name, k);
 			return -EINVAL;
 		}
-		if (!strcmp(k, "dev"))
+		if (!strcmp(k, "dev")) {
 			a->dev = argv[++i];
-		else
+		} else if (!strcmp(k, "rate")) {
 			a->rate = argv[++i];
+		} else {
+			ret = qos_ll_parse(&a->ll, k, argv[i + 1], why, sizeof(why));
+			if (ret == -ENOENT) {
+				cli_unknown_key(cli_cur, name, k);
+				return -EINVAL;
+			}
+			if (ret) {
+				qos_err("%s: %s: %s", name, k, why);
+				return -EINVAL;
+			}
+			i++;
+		}
 	}
 	return 0;
 }

@@ -37,6 +37,16 @@ static const struct cli_word w_dev = { "dev", "IFACE", CV_IFACE, "the interface"
 static const struct cli_word w_rate = {
 	"rate", "RATE", CV_NONE, "the rate of the link, in tc's units: 100mbit, 1gbit"
 };
+static const struct cli_word w_overhead = {
+	"overhead", "N|PRESET", CV_NONE,
+	"bytes the link adds to each frame, or a preset: ethernet, docsis, pppoe-ptm, ..."
+};
+static const struct cli_word w_mpu = {
+	"mpu", "N", CV_NONE, "the smallest length, in bytes, the link charges a frame"
+};
+static const struct cli_word w_linklayer = {
+	"linklayer", "ethernet|atm|ptm", CV_NONE, "the link's framing: ATM cells, VDSL2 PTM"
+};
 static const struct cli_word w_name = { "name", "NAME", CV_NONE, "the rule's name" };
 static const struct cli_word w_src = {
 	"src", "PREFIX", CV_NONE, "source prefix, IPv4 or IPv6: ADDR[/LEN]"
@@ -263,13 +273,14 @@ static const struct cli_cmd probe_cmds[] = {
 const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "apply",
-		.synopsis = "PROFILE dev IFACE rate RATE [--dry-run | --confirm SECONDS]",
+		.synopsis = "PROFILE dev IFACE rate RATE [overhead N|PRESET] [mpu N] "
+			    "[linklayer ethernet|atm|ptm] [--dry-run | --confirm SECONDS]",
 		.summary = "put a profile on an interface, as one transaction",
 		.help = "Install PROFILE on IFACE: on any failure the interface is left as it "
 			"was. Applied again, the qdisc tree is changed in place and the "
 			"programs are replaced atomically. A root qdisc that qosctl did not "
 			"install is never replaced.",
-		.words = WORDS(&w_profile, &w_dev, &w_rate),
+		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_overhead, &w_mpu, &w_linklayer),
 		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM),
 		.fn = do_apply,
 	},

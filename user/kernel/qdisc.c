@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/if_arp.h>
 #include <linux/pkt_sched.h>
 #include <netlink/netlink.h>
 #include <netlink/route/class.h>
@@ -31,6 +32,7 @@
 
 #include "kernel/qdisc.h"
 #include "lib/util.h"
+#include "model/linklayer.h"
 
 #define QOS_HTB_QUANTUM_MAX	200000	/* HTB warns above this */
 #define QOS_PARENT_MINOR	1
@@ -257,8 +259,22 @@ uint32_t qos_tree_burst(uint64_t bps, uint32_t burst)
 	return burst ? burst : htb_buffer(bps);
 }
 
-static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t classid,
-			 uint64_t rate, uint64_t ceil, uint32_t prio, uint32_t burst)
+/*
+ * The link layer of @meta on a shaper: libnl puts overhead and mpu into
+ * the rate spec and builds the rate table with ATM cells, from which the
+ * kernel takes the ATM framing (qdisc_get_rtab()). PTM is in the rate
+ * (qos_ll_rate()).
+ */
+static void set_linklayer(struct rtnl_tc *tc, const struct qos_meta *meta)
+{
+	rtnl_tc_set_overhead(tc, meta->overhead);
+	rtnl_tc_set_mpu(tc, meta->mpu);
+	rtnl_tc_set_linktype(tc, meta->linklayer == QOS_LL_ATM ? ARPHRD_ATM : ARPHRD_ETHER);
+}
+
+static int add_htb_class(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+			 uint32_t parent, uint32_t classid, uint64_t rate, uint64_t ceil,
+			 uint32_t prio, uint32_t burst)
 {
 	struct rtnl_class *cl = rtnl_class_alloc();
 	int err;
@@ -266,9 +282,10 @@ static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint3
 	if (!cl)
 		return -ENOMEM;
 	err = tc_init(TC_CAST(cl), ifindex, parent, classid, "htb");
+	set_linklayer(TC_CAST(cl), meta);
 	/* libnl takes bytes per second. */
-	err = err ?: rtnl_htb_set_rate64(cl, rate / 8);
-	err = err ?: rtnl_htb_set_ceil64(cl, ceil / 8);
+	err = err ?: rtnl_htb_set_rate64(cl, qos_ll_rate(meta, rate) / 8);
+	err = err ?: rtnl_htb_set_ceil64(cl, qos_ll_rate(meta, ceil) / 8);
 	err = err ?: rtnl_htb_set_prio(cl, prio);
 	err = err ?: rtnl_htb_set_quantum(cl, qos_htb_quantum(rate));
 	err = err ?: rtnl_htb_set_rbuffer(cl, qos_tree_burst(rate, burst));
@@ -368,8 +385,9 @@ static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
 			 NLM_F_CREATE | NLM_F_REPLACE);
 }
 
-static int add_tbf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
-		   const struct qos_meta_class *mc, uint64_t rate_bps)
+static int add_tbf(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		   uint32_t parent, uint32_t handle, const struct qos_meta_class *mc,
+		   uint64_t rate_bps)
 {
 	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
 	int err;
@@ -377,10 +395,12 @@ static int add_tbf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t ha
 	if (!q)
 		return -ENOMEM;
 	err = tc_init(TC_CAST(q), ifindex, parent, handle, "tbf");
+	set_linklayer(TC_CAST(q), meta);
 	if (!err) {
 		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(mc));
 		/* Bytes per second; validation keeps it within an int. */
-		rtnl_qdisc_tbf_set_rate(q, rate_bps / 8, qos_tree_burst(rate_bps, mc->burst), 0);
+		rtnl_qdisc_tbf_set_rate(q, qos_ll_rate(meta, rate_bps) / 8,
+					qos_tree_burst(rate_bps, mc->burst), 0);
 		err = rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
 	}
 	rtnl_qdisc_put(q);
@@ -395,7 +415,7 @@ static int tbf_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta
 	const struct qos_meta_class *mc = &meta->classes[0];
 	int err;
 
-	err = add_tbf(sk, ifindex, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps);
+	err = add_tbf(sk, ifindex, meta, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps);
 	return err ?: add_leaf(sk, ifindex, meta->qdisc_handle | 1, mc);
 }
 
@@ -437,7 +457,8 @@ static int prio_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 		uint32_t parent = mc->classid;
 
 		if (qos_prio_capped(meta, mc)) {
-			err = add_tbf(sk, ifindex, parent, qos_tbf_handle(mc), mc, mc->ceil_bps);
+			err = add_tbf(sk, ifindex, meta, parent, qos_tbf_handle(mc), mc,
+				      mc->ceil_bps);
 			if (err)
 				return err;
 			parent = qos_tbf_handle(mc) | 1;
@@ -510,14 +531,15 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 			return err;
 	}
 
-	err = add_htb_class(sk, ifindex, major, parent, meta->rate_bps, meta->rate_bps, 0, 0);
+	err = add_htb_class(sk, ifindex, meta, major, parent, meta->rate_bps, meta->rate_bps, 0,
+			    0);
 	if (err)
 		return err;
 
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
 
-		err = add_htb_class(sk, ifindex, parent, mc->classid, mc->rate_bps,
+		err = add_htb_class(sk, ifindex, meta, parent, mc->classid, mc->rate_bps,
 				    mc->ceil_bps, mc->prio, mc->burst);
 		if (err)
 			return err;

@@ -340,6 +340,12 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 			p->reserve_exceed = QOS_PA_DROP;
 		else
 			return fail(c, key, "'%s' is not demote or drop", v);
+	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
+		char why[256];
+
+		if (qos_ll_parse(&p->ll, key, v, why, sizeof(why)))
+			return fail(c, key, "%s", why);
+		p->ll.line = c->line;
 	} else {
 		return fail(c, key, "unknown key in [profile]");
 	}
@@ -675,6 +681,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->mark_mask = QOS_DEFAULT_MARK_MASK;
 	p->handle_major = QOS_DEFAULT_HANDLE;
 	p->leaf_delay_ns = QOS_DEFAULT_LEAF_DELAY;
+	qos_ll_spec_init(&p->ll);
 	p->sched = QOS_SCHED_HTB;
 	p->rule_entries = QOS_RULES_DEFAULT;
 	p->reserve_headroom_pct = QOS_RESERVE_HEADROOM_DEFAULT;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../bpf/qos_common.h"
+#include "model/linklayer.h"
 #include "model/rule.h"
 #include "model/policer.h"
 
@@ -74,6 +75,7 @@ struct qos_profile {
 	int reserve_line;
 	uint32_t reserve_headroom_pct;	/* of its ceiling, for DSCP-only traffic */
 	uint32_t reserve_exceed;	/* QOS_PA_DEMOTE (to the default) or QOS_PA_DROP */
+	struct qos_ll_spec ll;		/* overhead, mpu, linklayer */
 };
 
 /* Share of the reservation class's ceiling kept for its DSCP-only traffic. */

@@ -22,7 +22,7 @@
 #include "model/profile.h"
 #include "kernel/qdisc.h"
 #include "lib/util.h"
-#include "model/profile.h"
+#include "model/linklayer.h"
 #include "model/rule.h"
 
 static const char *hd(uint32_t h, char *buf, size_t len)
@@ -48,20 +48,32 @@ static void print_leaf(FILE *f, const char *dev, uint32_t parent,
 	fputc('\n', f);
 }
 
-static void print_tbf(FILE *f, const char *dev, const char *where, uint32_t handle,
-		      const struct qos_meta_class *mc, uint64_t rate)
+/* The link layer as tc's shapers take it, after a rate; nothing for the
+ * default. PTM is in the rates (qos_ll_rate()). */
+static const char *ll_args(const struct qos_meta *meta, char *buf, size_t len)
 {
-	char a[16];
+	if (!meta->overhead && !meta->mpu && meta->linklayer != QOS_LL_ATM)
+		return "";
+	snprintf(buf, len, " overhead %u mpu %u linklayer %s", meta->overhead, meta->mpu,
+		 meta->linklayer == QOS_LL_ATM ? "atm" : "ethernet");
+	return buf;
+}
 
-	fprintf(f, "tc qdisc replace dev %s %s handle %s tbf rate %llubit burst %ub limit %ub\n",
-		dev, where, hd(handle, a, sizeof(a)), (unsigned long long)rate,
-		qos_tree_burst(rate, mc->burst), qos_tbf_limit(mc));
+static void print_tbf(FILE *f, const char *dev, const struct qos_meta *meta, const char *where,
+		      uint32_t handle, const struct qos_meta_class *mc, uint64_t rate)
+{
+	char a[16], ll[64];
+
+	fprintf(f, "tc qdisc replace dev %s %s handle %s tbf rate %llubit burst %ub limit %ub%s\n",
+		dev, where, hd(handle, a, sizeof(a)),
+		(unsigned long long)qos_ll_rate(meta, rate), qos_tree_burst(rate, mc->burst),
+		qos_tbf_limit(mc), ll_args(meta, ll, sizeof(ll)));
 }
 
 static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 {
 	uint32_t major = meta->qdisc_handle;
-	char a[16], b[16], where[48];
+	char a[16], b[16], where[48], ll[64];
 	unsigned int i;
 
 	switch (meta->sched) {
@@ -69,7 +81,8 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 		/* Police only: the root qdisc is not touched. */
 		return;
 	case QOS_SCHED_TBF:
-		print_tbf(f, dev, "root", major, &meta->classes[0], meta->classes[0].rate_bps);
+		print_tbf(f, dev, meta, "root", major, &meta->classes[0],
+			  meta->classes[0].rate_bps);
 		print_leaf(f, dev, major | 1, &meta->classes[0]);
 		return;
 	case QOS_SCHED_PRIO: {
@@ -89,7 +102,8 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 
 			if (qos_prio_capped(meta, mc)) {
 				snprintf(where, sizeof(where), "parent %s", hd(parent, a, sizeof(a)));
-				print_tbf(f, dev, where, qos_tbf_handle(mc), mc, mc->ceil_bps);
+				print_tbf(f, dev, meta, where, qos_tbf_handle(mc), mc,
+					  mc->ceil_bps);
 				parent = qos_tbf_handle(mc) | 1;
 			}
 			print_leaf(f, dev, parent, mc);
@@ -102,19 +116,21 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 
 	fprintf(f, "tc qdisc replace dev %s root handle %s htb default %x r2q 10\n", dev,
 		hd(major, a, sizeof(a)), 0x10 + meta->default_class);
-	fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio 0 quantum %u burst %ub cburst %ub\n",
+	fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio 0 quantum %u burst %ub cburst %ub%s\n",
 		dev, hd(major, a, sizeof(a)), hd(major | 1, b, sizeof(b)),
-		(unsigned long long)meta->rate_bps, (unsigned long long)meta->rate_bps,
+		(unsigned long long)qos_ll_rate(meta, meta->rate_bps),
+		(unsigned long long)qos_ll_rate(meta, meta->rate_bps),
 		qos_htb_quantum(meta->rate_bps), qos_tree_burst(meta->rate_bps, 0),
-		qos_tree_burst(meta->rate_bps, 0));
+		qos_tree_burst(meta->rate_bps, 0), ll_args(meta, ll, sizeof(ll)));
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
 
-		fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio %u quantum %u burst %ub cburst %ub\n",
+		fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio %u quantum %u burst %ub cburst %ub%s\n",
 			dev, hd(major | 1, a, sizeof(a)), hd(mc->classid, b, sizeof(b)),
-			(unsigned long long)mc->rate_bps, (unsigned long long)mc->ceil_bps, mc->prio,
+			(unsigned long long)qos_ll_rate(meta, mc->rate_bps),
+			(unsigned long long)qos_ll_rate(meta, mc->ceil_bps), mc->prio,
 			qos_htb_quantum(mc->rate_bps), qos_tree_burst(mc->rate_bps, mc->burst),
-			qos_tree_burst(mc->ceil_bps, mc->burst));
+			qos_tree_burst(mc->ceil_bps, mc->burst), ll_args(meta, ll, sizeof(ll)));
 		print_leaf(f, dev, mc->classid, mc);
 	}
 }

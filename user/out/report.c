@@ -203,6 +203,10 @@ static void show_json(FILE *f, const struct qos_report *r,
 			       r->cfg.ack_class ?
 			       json_object_new_string(names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?") :
 			       NULL);
+	json_object_object_add(o, "overhead", json_object_new_int64(r->meta.overhead));
+	json_object_object_add(o, "mpu", json_object_new_int64(r->meta.mpu));
+	json_object_object_add(o, "linklayer",
+			       json_object_new_string(qos_linklayer_name(r->meta.linklayer)));
 	json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
 	json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
 	json_object_object_add(o, "programs", progs);
@@ -265,6 +269,9 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 	if (r->cfg.ack_class)
 		fprintf(f, "pure TCP ACKs of the default class: class %s\n",
 			names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");
+	if (r->meta.overhead || r->meta.mpu || r->meta.linklayer != QOS_LL_ETHERNET)
+		fprintf(f, "overhead %u mpu %u linklayer %s\n", r->meta.overhead, r->meta.mpu,
+			qos_linklayer_name(r->meta.linklayer));
 	fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
 		r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
 	if (r->confirm_left >= 0)

@@ -54,6 +54,7 @@ static bool same_tree(const struct qos_meta *a, const struct qos_meta *b)
 {
 	return a->sched == b->sched && a->qdisc_handle == b->qdisc_handle &&
 	       a->rate_bps == b->rate_bps && a->nclasses == b->nclasses &&
+	       a->overhead == b->overhead && a->mpu == b->mpu && a->linklayer == b->linklayer &&
 	       !memcmp(a->classes, b->classes, sizeof(a->classes));
 }
 

@@ -101,8 +101,29 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 	return 0;
 }
 
-int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan, char *err,
-		     size_t errlen)
+/* The link layer of the profile, then of the command line, over the
+ * default (what tc counts, Ethernet). */
+static int ll_plan(const struct qos_profile *p, const struct qos_ll_spec *cli,
+		   uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
+{
+	qos_ll_apply(&p->ll, meta);
+	if (cli)
+		qos_ll_apply(cli, meta);
+	if (p->sched == QOS_SCHED_NONE || meta->linklayer != QOS_LL_ATM ||
+	    link_bps <= QOS_LL_ATM_MAX_BPS)
+		return 0;
+	/* Above that rate the kernel would silently shape as Ethernet. */
+	if (cli && (cli->preset >= 0 || (cli->set & QOS_LL_F_LINKLAYER)))
+		snprintf(err, errlen,
+			 "linklayer atm: the kernel applies ATM cell framing at rates up to 100mbit only");
+	else
+		qos_profile_errf(err, errlen, p, p->ll.line, "linklayer",
+				 "atm: the kernel applies ATM cell framing at rates up to 100mbit only");
+	return -EINVAL;
+}
+
+int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
+		     struct qos_plan *plan, char *err, size_t errlen)
 {
 	struct qos_class_plan cp[QOS_MAX_CLASSES];
 	static struct qos_profile p;
@@ -119,6 +140,7 @@ int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan,
 	/* fill_cfg clears the whole value, the meta in it included. */
 	qos_profile_fill_cfg(&p, &plan->cfg);
 	ret = tree_plan(&p, cp, link_bps, &plan->cfg.meta, err, errlen);
+	ret = ret ?: ll_plan(&p, ll, link_bps, &plan->cfg.meta, err, errlen);
 	if (ret)
 		goto out;
 	plan->cfg.meta.version = QOS_META_VERSION;

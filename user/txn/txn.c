@@ -239,7 +239,8 @@ static int cancel_confirm(struct qos_dev *dev)
 }
 
 int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
-		  unsigned int confirm_secs, char *err, size_t errlen)
+		  const struct qos_ll_spec *ll, unsigned int confirm_secs, char *err,
+		  size_t errlen)
 {
 	struct qos_plan next;
 	struct qos_undo undo;
@@ -251,7 +252,7 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 			 dev->name, dev->name);
 		return -EBUSY;
 	}
-	ret = qos_plan_profile(profile, link_bps, &next, err, errlen);
+	ret = qos_plan_profile(profile, link_bps, ll, &next, err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
 	ret = ret ?: check_foreign(dev, &next, err, errlen);
 	if (ret)
