@@ -8,6 +8,7 @@
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
 #   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
 #   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments
+#   make bench-latency  PIP/BE latency against CAKE and sqm, in a 6.12 VM: $(OUTPUT)/bench-latency
 #   make install      PREFIX=/usr/local DESTDIR= (builds the installed qosctl for PREFIX)
 #   make deb          the Debian package, into $(OUTPUT)/deb
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
@@ -89,7 +90,7 @@ PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
-	fuzz bench experiments
+	fuzz bench experiments bench-latency
 
 # A fresh machine stops here with the missing packages on one line rather
 # than at the first compiler error. Only goals that build are probed; check,
@@ -262,6 +263,21 @@ bench: deps
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/experiments/run-all $(ABS_OUTPUT)/experiments
+
+# Needs sch_cake and fq_codel, which the build machines' kernel lacks: runs
+# in Debian's 6.12 kernel under virtme-ng. The LAT_* knobs of
+# scripts/bench/latency.sh are passed into the guest.
+LAT_KERNEL ?= 6.12
+LAT_ENV = $(foreach v,LAT_LINK LAT_DURATION LAT_FLOOD LAT_PIP LAT_SYSTEMS EXP_FAMILIES,\
+	$(if $($(v)),$(v)="$($(v))"))
+
+bench-latency: deps
+	$(Q)scripts/install-deps.sh --vm
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)echo "bench-latency: host $$(nproc) CPUs, load $$(cut -d' ' -f1-3 /proc/loadavg)"
+	$(Q)scripts/vmrun.sh $(LAT_KERNEL) $(ABS_OUTPUT)/bench-latency -- env QOSCTL=$(ABS_OUTPUT)/qosctl \
+		$(LAT_ENV) scripts/bench/latency.sh $(ABS_OUTPUT)/bench-latency
+	$(Q)echo "bench-latency: host load after $$(cut -d' ' -f1-3 /proc/loadavg)"
 
 vmcheck:
 	$(Q)scripts/install-deps.sh --vm
