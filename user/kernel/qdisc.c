@@ -554,6 +554,18 @@ int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle)
 	return nl_to_errno(err);
 }
 
+/* The kernel's statistics of a qdisc or class, as `tc -s` prints them. */
+static void tc_stats(struct rtnl_tc *tc, struct qos_class_stats *st)
+{
+	st->bytes = rtnl_tc_get_stat(tc, RTNL_TC_BYTES);
+	st->packets = rtnl_tc_get_stat(tc, RTNL_TC_PACKETS);
+	st->drops = rtnl_tc_get_stat(tc, RTNL_TC_DROPS);
+	st->overlimits = rtnl_tc_get_stat(tc, RTNL_TC_OVERLIMITS);
+	st->requeues = rtnl_tc_get_stat(tc, RTNL_TC_REQUEUES);
+	st->backlog_bytes = rtnl_tc_get_stat(tc, RTNL_TC_BACKLOG);
+	st->backlog_packets = rtnl_tc_get_stat(tc, RTNL_TC_QLEN);
+}
+
 int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		    struct qos_class_stats *st)
 {
@@ -570,13 +582,29 @@ int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		nl_cache_free(cache);
 		return -ENOENT;
 	}
-	st->bytes = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_BYTES);
-	st->packets = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_PACKETS);
-	st->drops = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_DROPS);
-	st->overlimits = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_OVERLIMITS);
-	st->backlog_bytes = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_BACKLOG);
-	st->backlog_packets = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_QLEN);
+	tc_stats(TC_CAST(cl), st);
 	rtnl_class_put(cl);
 	nl_cache_free(cache);
 	return 0;
+}
+
+int qos_qdisc_stats(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
+		    struct qos_class_stats *st)
+{
+	struct nl_cache *cache;
+	struct rtnl_qdisc *q;
+	bool ok;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	err = rtnl_qdisc_alloc_cache(sk, &cache);
+	if (err)
+		return nl_to_errno(err);
+	q = rtnl_qdisc_get_by_parent(cache, ifindex, parent);
+	ok = q && rtnl_tc_get_handle(TC_CAST(q)) == handle;
+	if (ok)
+		tc_stats(TC_CAST(q), st);
+	rtnl_qdisc_put(q);
+	nl_cache_free(cache);
+	return ok ? 0 : -ENOENT;
 }

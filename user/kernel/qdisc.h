@@ -26,8 +26,9 @@ struct qos_class_stats {
 	uint64_t packets;
 	uint64_t drops;
 	uint64_t overlimits;
+	uint64_t requeues;
 	uint64_t backlog_bytes;
-	uint64_t backlog_packets;
+	uint64_t backlog_packets;	/* the queue length, tc's qlen */
 };
 
 int qos_nl_open(struct nl_sock **sk);
@@ -62,6 +63,9 @@ int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle);
 
 int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
+		    struct qos_class_stats *st);
+/* The qdisc under @parent, if its handle is @handle; -ENOENT if not. */
+int qos_qdisc_stats(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
 		    struct qos_class_stats *st);
 
 /*
