@@ -47,6 +47,7 @@ enum cli_opt_id {
 	O_PROMETHEUS,
 	O_DRY_RUN,
 	O_CONFIRM,
+	O_STRICT,
 	O_FORCE,
 	O_LISTEN,
 	O_VERBOSE,

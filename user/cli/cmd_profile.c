@@ -74,7 +74,8 @@ int do_validate(int argc, char **argv)
 	if (cli_check_profile("validate", argv[0]))
 		return -ENOENT;
 	if (qos_profile_load(argv[0], &p, err, sizeof(err)) ||
-	    (bps && qos_profile_resolve(&p, bps, plan, err, sizeof(err)))) {
+	    (bps && qos_profile_resolve(&p, bps, plan, err, sizeof(err))) ||
+	    qos_strict_check(err, sizeof(err))) {
 		qos_err("validate: %s", err);
 		qos_profile_free(&p);
 		return -1;

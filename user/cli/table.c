@@ -21,6 +21,7 @@ const struct cli_opt cli_opts[O_MAX] = {
 	[O_DRY_RUN] = { "dry-run", 0, NULL, "print the plan as tc commands, change nothing" },
 	[O_CONFIRM] = { "confirm", 0, "SECONDS",
 			"roll back unless 'qosctl confirm' follows within SECONDS" },
+	[O_STRICT] = { "strict", 0, NULL, "treat warnings (units, low rates, shares) as errors" },
 	[O_FORCE] = { "force", 0, NULL, "also clear qosctl's slot when its state is broken" },
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
 	[O_VERBOSE] = { "verbose", 'v', NULL, "libbpf's and libnl's messages, the verifier log" },
@@ -106,14 +107,14 @@ static const struct cli_cmd rule_cmds[] = {
 const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "apply",
-		.synopsis = "PROFILE dev IFACE rate RATE [--dry-run | --confirm SECONDS]",
+		.synopsis = "PROFILE dev IFACE rate RATE [--strict] [--dry-run | --confirm SECONDS]",
 		.summary = "put a profile on an interface, as one transaction",
 		.help = "Install PROFILE on IFACE: on any failure the interface is left as it "
 			"was. Applied again, the qdisc tree is changed in place and the "
 			"programs are replaced atomically. A root qdisc that qosctl did not "
 			"install is never replaced.",
 		.words = WORDS(&w_profile, &w_dev, &w_rate),
-		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM),
+		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM) | O_BIT(O_STRICT),
 		.fn = do_apply,
 	},
 	{
@@ -170,12 +171,12 @@ const struct cli_cmd cli_cmds[] = {
 	},
 	{
 		.name = "validate",
-		.synopsis = "PROFILE [rate RATE] [-j]",
+		.synopsis = "PROFILE [rate RATE] [--strict] [-j]",
 		.summary = "check a profile without touching the kernel",
 		.help = "Check PROFILE; with rate, also its rates and shares on a link of "
 			"RATE. Errors name the file, the line and the key.",
 		.words = WORDS(&w_profile, &w_rate),
-		.opts = O_BIT(O_JSON),
+		.opts = O_BIT(O_JSON) | O_BIT(O_STRICT),
 		.fn = do_validate,
 	},
 	{

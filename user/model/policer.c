@@ -264,6 +264,8 @@ int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec 
 			    "[class %s] '%s' is %s at link rate %s, outside 1kbit to 1000gbit",
 			    cl->name, ps->rate, qos_fmt_rate(cir, a, sizeof(a)),
 			    qos_fmt_rate(link_bps, b, sizeof(b)));
+	qos_profile_rate_check(p, ps->line, "police-rate", ps->rate, cir,
+			       strchr(ps->rate, '%') ? link_bps : 0);
 	if (size_bytes(&ps->burst, cir, tb_auto_burst(cir, QOS_POLICE_MIN_FRAME), &cbs))
 		return qos_profile_errf(err, errlen, p, ps->burst.line, "police-burst",
 			    "[class %s] burst exceeds %llu bytes", cl->name, TB_BURST_MAX);
@@ -273,6 +275,8 @@ int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec 
 			return qos_profile_errf(err, errlen, p, ps->peak_line, "police-peak-rate",
 				    "[class %s] '%s' is not between police-rate and 1000gbit",
 				    cl->name, ps->peak_rate);
+		qos_profile_rate_check(p, ps->peak_line, "police-peak-rate", ps->peak_rate, pir,
+				       strchr(ps->peak_rate, '%') ? link_bps : 0);
 		if (size_bytes(&ps->peak_burst, pir, tb_auto_burst(pir, QOS_POLICE_MIN_FRAME),
 			       &ebs))
 			return qos_profile_errf(err, errlen, p, ps->peak_burst.line, "police-peak-burst",

@@ -18,6 +18,7 @@ struct qos_bw {
 	double share;		/* percent, when pct */
 	uint64_t bps;		/* bit/s, when !pct */
 	int line;
+	char text[32];		/* as written, for warnings */
 };
 
 struct qos_class_spec {
@@ -110,6 +111,11 @@ void qos_profile_free(struct qos_profile *p);
  * profile error goes through it, so all name the file, line and key. */
 int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
 		     const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Warn (qos_rate_check) about rate @v of @key at @line, resolved to @bps
+ * (against @link_bps for a share, else 0): "FILE:LINE: KEY: ...". */
+void qos_profile_rate_check(const struct qos_profile *p, int line, const char *key,
+			    const char *v, uint64_t bps, uint64_t link_bps);
 
 /* Resolve rates against @link_bps and check the sums. Same error form. */
 int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,

@@ -112,6 +112,45 @@ static uint64_t share_bps(const struct qos_bw *bw, uint64_t link)
 	return bw->bps;
 }
 
+/*
+ * PRIO serves a band only while the bands before it are empty: a class has
+ * its rate only if the ceilings of the classes served before it leave it
+ * that much. (HTB keeps every rate whatever the priorities; their sum is
+ * checked by qos_profile_resolve().)
+ */
+static void prio_guarantees(const struct qos_profile *p, const struct qos_class_plan *plan,
+			    uint64_t link_bps)
+{
+	char names[128], a[32], b[32], c[32], d[32];
+	unsigned int i, j;
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = plan[i].spec;
+		uint64_t taken = 0;
+
+		names[0] = '\0';
+		for (j = 0; j < p->nclasses; j++) {
+			if (plan[j].spec->prio >= cl->prio)
+				continue;
+			taken += plan[j].ceil_bps;
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? ", " : "", plan[j].spec->name);
+		}
+		if (!taken || (taken < link_bps && link_bps - taken >= plan[i].rate_bps))
+			continue;
+		qos_fmt_rate(plan[i].rate_bps, a, sizeof(a));
+		qos_fmt_rate(link_bps, c, sizeof(c));
+		if (taken >= link_bps)
+			qos_warn("%s:%d: rate: [class %s] guaranteed %s, but the classes served before it (%s) may take the whole link (%s)",
+				 p->path, cl->rate.line, cl->name, a, names, c);
+		else
+			qos_warn("%s:%d: rate: [class %s] guaranteed %s, but the classes served before it (%s) may take %s of %s, leaving %s",
+				 p->path, cl->rate.line, cl->name, a, names,
+				 qos_fmt_rate(taken, b, sizeof(b)), c,
+				 qos_fmt_rate(link_bps - taken, d, sizeof(d)));
+	}
+}
+
 int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class_plan *plan,
 			     uint64_t link_bps, char *err, size_t len)
 {
@@ -147,5 +186,7 @@ int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class
 				    names, qos_fmt_rate(sum, a, sizeof(a)),
 				    qos_fmt_rate(max, b, sizeof(b)));
 	}
+	if (p->sched == QOS_SCHED_PRIO)
+		prio_guarantees(p, plan, link_bps);
 	return 0;
 }

@@ -252,6 +252,8 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 		return -EBUSY;
 	}
 	ret = qos_plan_profile(profile, link_bps, &next, err, errlen);
+	/* --strict: the plan's warnings refuse it before anything changes. */
+	ret = ret ?: qos_strict_check(err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
 	ret = ret ?: check_foreign(dev, &next, err, errlen);
 	if (ret)
