@@ -132,6 +132,7 @@ struct qos_meta {
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
+	__u32 mtu;		/* of the device when applied; 0: 1500 */
 };
 
 /*

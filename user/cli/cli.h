@@ -146,6 +146,7 @@ int cli_check_profile(const char *cmd, const char *name);
 struct args {
 	const char *dev;
 	const char *rate;
+	const char *mtu;
 };
 
 /* "dev X rate Y" in any order; every key must be one of cli_cur's words. */

@@ -34,7 +34,8 @@ int parse_kv(int argc, char **argv, struct args *a)
 	for (i = 0; i < argc; i++) {
 		const char *k = argv[i];
 
-		if (!cli_word(cli_cur, k) || (strcmp(k, "dev") && strcmp(k, "rate"))) {
+		if (!cli_word(cli_cur, k) ||
+		    (strcmp(k, "dev") && strcmp(k, "rate") && strcmp(k, "mtu"))) {
 			cli_unknown_key(cli_cur, name, k);
 			return -EINVAL;
 		}
@@ -44,8 +45,10 @@ int parse_kv(int argc, char **argv, struct args *a)
 		}
 		if (!strcmp(k, "dev"))
 			a->dev = argv[++i];
-		else
+		else if (!strcmp(k, "rate"))
 			a->rate = argv[++i];
+		else
+			a->mtu = argv[++i];
 	}
 	return 0;
 }

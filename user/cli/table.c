@@ -21,7 +21,7 @@ const struct cli_opt cli_opts[O_MAX] = {
 	[O_DRY_RUN] = { "dry-run", 0, NULL, "print the plan as tc commands, change nothing" },
 	[O_CONFIRM] = { "confirm", 0, "SECONDS",
 			"roll back unless 'qosctl confirm' follows within SECONDS" },
-	[O_STRICT] = { "strict", 0, NULL, "treat warnings (units, low rates, shares) as errors" },
+	[O_STRICT] = { "strict", 0, NULL, "make warnings (units, low rates, shares, bursts) errors" },
 	[O_FORCE] = { "force", 0, NULL, "also clear qosctl's slot when its state is broken" },
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
 	[O_VERBOSE] = { "verbose", 'v', NULL, "libbpf's and libnl's messages, the verifier log" },
@@ -35,6 +35,9 @@ static const struct cli_word w_profile = {
 static const struct cli_word w_dev = { "dev", "IFACE", CV_IFACE, "the interface" };
 static const struct cli_word w_rate = {
 	"rate", "RATE", CV_NONE, "the rate of the link, in tc's units: 100mbit, 1gbit"
+};
+static const struct cli_word w_mtu = {
+	"mtu", "MTU", CV_NONE, "MTU to check bursts against (default 1500)"
 };
 static const struct cli_word w_name = { "name", "NAME", CV_NONE, "the rule's name" };
 static const struct cli_word w_src = {
@@ -171,11 +174,11 @@ const struct cli_cmd cli_cmds[] = {
 	},
 	{
 		.name = "validate",
-		.synopsis = "PROFILE [rate RATE] [--strict] [-j]",
+		.synopsis = "PROFILE [rate RATE] [mtu MTU] [--strict] [-j]",
 		.summary = "check a profile without touching the kernel",
 		.help = "Check PROFILE; with rate, also its rates and shares on a link of "
 			"RATE. Errors name the file, the line and the key.",
-		.words = WORDS(&w_profile, &w_rate),
+		.words = WORDS(&w_profile, &w_rate, &w_mtu),
 		.opts = O_BIT(O_JSON) | O_BIT(O_STRICT),
 		.fn = do_validate,
 	},

@@ -22,6 +22,7 @@
 #include <linux/pkt_sched.h>
 #include <netlink/netlink.h>
 #include <netlink/route/class.h>
+#include <netlink/route/link.h>
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/fifo.h>
 #include <netlink/route/qdisc/htb.h>
@@ -178,6 +179,22 @@ bool qos_qdisc_available(const char *kind)
 	return avail & 1 << i;
 }
 
+int qos_link_mtu(int ifindex, uint32_t *mtu)
+{
+	struct rtnl_link *link = NULL;
+	struct nl_sock *sk = NULL;
+	int ret;
+
+	ret = qos_nl_open(&sk);
+	if (!ret)
+		ret = nl_to_errno(rtnl_link_get_kernel(sk, ifindex, NULL, &link));
+	if (!ret)
+		*mtu = rtnl_link_get_mtu(link);
+	rtnl_link_put(link);
+	qos_nl_close(sk);
+	return ret;
+}
+
 int qos_root_read(int ifindex, struct qos_root_info *ri)
 {
 	struct nl_sock *sk = NULL;
@@ -221,11 +238,17 @@ uint32_t qos_clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
 	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
 }
 
-/* Bytes of one HTB bucket: 1 ms at @bps plus a full frame, as tc does with
- * HZ=1000, so a class can always send at least one MTU-sized packet. */
-static uint32_t htb_buffer(uint64_t bps)
+uint32_t qos_meta_frame(const struct qos_meta *meta)
 {
-	return qos_clamp_u32(bps / 8 / 1000 + QOS_MTU_FRAME, QOS_MTU_FRAME, UINT32_MAX / 2);
+	return (meta->mtu ?: QOS_MTU_DEFAULT) + QOS_ETH_HLEN;
+}
+
+/* Bytes of one bucket: 1 ms at @bps plus a full @frame, as tc does with
+ * HZ=1000, so a class can always send at least one MTU-sized packet (TBF
+ * drops a packet larger than its bucket). */
+static uint32_t tree_buffer(uint32_t frame, uint64_t bps)
+{
+	return qos_clamp_u32(bps / 8 / 1000 + frame, frame, UINT32_MAX / 2);
 }
 
 uint32_t qos_htb_quantum(uint64_t rate_bps)
@@ -236,13 +259,13 @@ uint32_t qos_htb_quantum(uint64_t rate_bps)
 	return qos_clamp_u32(rate_bps / 8 / 10, QOS_MTU_FRAME, QOS_HTB_QUANTUM_MAX);
 }
 
-uint32_t qos_tree_burst(uint64_t bps, uint32_t burst)
+uint32_t qos_tree_burst(uint32_t frame, uint64_t bps, uint32_t burst)
 {
-	return burst ? burst : htb_buffer(bps);
+	return burst ? burst : tree_buffer(frame, bps);
 }
 
 static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t classid,
-			 uint64_t rate, uint64_t ceil, uint32_t prio, uint32_t burst)
+			 uint64_t rate, uint64_t ceil, uint32_t prio, uint32_t burst, uint32_t frame)
 {
 	struct rtnl_class *cl = rtnl_class_alloc();
 	int err;
@@ -255,8 +278,8 @@ static int add_htb_class(struct nl_sock *sk, int ifindex, uint32_t parent, uint3
 	err = err ?: rtnl_htb_set_ceil64(cl, ceil / 8);
 	err = err ?: rtnl_htb_set_prio(cl, prio);
 	err = err ?: rtnl_htb_set_quantum(cl, qos_htb_quantum(rate));
-	err = err ?: rtnl_htb_set_rbuffer(cl, qos_tree_burst(rate, burst));
-	err = err ?: rtnl_htb_set_cbuffer(cl, qos_tree_burst(ceil, burst));
+	err = err ?: rtnl_htb_set_rbuffer(cl, qos_tree_burst(frame, rate, burst));
+	err = err ?: rtnl_htb_set_cbuffer(cl, qos_tree_burst(frame, ceil, burst));
 	if (!err)
 		err = rtnl_class_add(sk, cl, NLM_F_CREATE);
 	rtnl_class_put(cl);
@@ -311,13 +334,13 @@ bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *m
 	return meta->sched == QOS_SCHED_PRIO && mc->ceil_bps < meta->rate_bps;
 }
 
-uint32_t qos_tbf_limit(const struct qos_meta_class *mc)
+uint32_t qos_tbf_limit(uint32_t frame, const struct qos_meta_class *mc)
 {
 	/* TBF's own queue; a grafted leaf replaces it, but the kernel wants
 	 * one that holds at least the bucket. */
 	if (mc->leaf == QOS_LEAF_BFIFO && mc->leaf_limit)
 		return mc->leaf_limit;
-	return qos_tree_burst(mc->ceil_bps, mc->burst) + QOS_MTU_FRAME;
+	return qos_tree_burst(frame, mc->ceil_bps, mc->burst) + frame;
 }
 
 /*
@@ -353,7 +376,7 @@ static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
 }
 
 static int add_tbf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
-		   const struct qos_meta_class *mc, uint64_t rate_bps)
+		   const struct qos_meta_class *mc, uint64_t rate_bps, uint32_t frame)
 {
 	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
 	int err;
@@ -362,9 +385,10 @@ static int add_tbf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t ha
 		return -ENOMEM;
 	err = tc_init(TC_CAST(q), ifindex, parent, handle, "tbf");
 	if (!err) {
-		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(mc));
+		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(frame, mc));
 		/* Bytes per second; validation keeps it within an int. */
-		rtnl_qdisc_tbf_set_rate(q, rate_bps / 8, qos_tree_burst(rate_bps, mc->burst), 0);
+		rtnl_qdisc_tbf_set_rate(q, rate_bps / 8, qos_tree_burst(frame, rate_bps, mc->burst),
+					0);
 		err = rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
 	}
 	rtnl_qdisc_put(q);
@@ -379,7 +403,8 @@ static int tbf_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta
 	const struct qos_meta_class *mc = &meta->classes[0];
 	int err;
 
-	err = add_tbf(sk, ifindex, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps);
+	err = add_tbf(sk, ifindex, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps,
+		      qos_meta_frame(meta));
 	return err ?: add_leaf(sk, ifindex, meta->qdisc_handle | 1, mc);
 }
 
@@ -421,7 +446,8 @@ static int prio_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 		uint32_t parent = mc->classid;
 
 		if (qos_prio_capped(meta, mc)) {
-			err = add_tbf(sk, ifindex, parent, qos_tbf_handle(mc), mc, mc->ceil_bps);
+			err = add_tbf(sk, ifindex, parent, qos_tbf_handle(mc), mc, mc->ceil_bps,
+				      qos_meta_frame(meta));
 			if (err)
 				return err;
 			parent = qos_tbf_handle(mc) | 1;
@@ -494,7 +520,8 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 			return err;
 	}
 
-	err = add_htb_class(sk, ifindex, major, parent, meta->rate_bps, meta->rate_bps, 0, 0);
+	err = add_htb_class(sk, ifindex, major, parent, meta->rate_bps, meta->rate_bps, 0, 0,
+			    qos_meta_frame(meta));
 	if (err)
 		return err;
 
@@ -502,7 +529,7 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 		const struct qos_meta_class *mc = &meta->classes[i];
 
 		err = add_htb_class(sk, ifindex, parent, mc->classid, mc->rate_bps,
-				    mc->ceil_bps, mc->prio, mc->burst);
+				    mc->ceil_bps, mc->prio, mc->burst, qos_meta_frame(meta));
 		if (err)
 			return err;
 		err = add_leaf(sk, ifindex, mc->classid, mc);

@@ -28,6 +28,13 @@ void qos_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 0, or -EINVAL with @err saying that --strict made the warnings errors. */
 int qos_strict_check(char *err, size_t errlen);
 
+/* Frames: the MTU plus the Ethernet header (FCS not counted, as tc). An
+ * MTU not known (validate without 'mtu N') is taken to be 1500. */
+#define QOS_ETH_HLEN		14
+#define QOS_MTU_DEFAULT		1500
+#define QOS_MTU_MIN		68	/* IPv4's; IPv6 wants 1280 */
+#define QOS_MTU_MAX		65535
+
 /* Rates below this many bit/s get a warning: a full frame takes 1.5 s. */
 #define QOS_RATE_WARN_MIN	8000
 /* Is rate @s written in tc's bytes per second ("100mbps" = 800mbit)? */

@@ -700,7 +700,7 @@ static uint64_t bw_resolve(const struct qos_bw *bw, uint64_t link)
 	return bw->bps;
 }
 
-int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t mtu,
 			struct qos_class_plan *plan, char *err, size_t errlen)
 {
 	uint64_t sum = 0;
@@ -714,7 +714,7 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 		memset(pl, 0, sizeof(*pl));
 		pl->spec = cl;
 		if (cl->police.set &&
-		    qos_police_resolve(p, cl, link_bps, &pl->police, err, errlen))
+		    qos_police_resolve(p, cl, link_bps, mtu, &pl->police, err, errlen))
 			return -EINVAL;
 		/* Without a qdisc tree, rates have nothing to shape. */
 		if (p->sched == QOS_SCHED_NONE)

@@ -105,6 +105,37 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 	return 0;
 }
 
+static void frame_check(const struct qos_profile *p, const struct qos_class_spec *cl, int line,
+			const char *key, const char *what, uint64_t bytes, uint32_t mtu)
+{
+	if (bytes && bytes < mtu + QOS_ETH_HLEN)
+		qos_warn("%s:%d: %s: [class %s] %s of %llu bytes is less than a full frame at MTU %u (%u bytes)",
+			 p->path, line, key, cl->name, what, (unsigned long long)bytes, mtu,
+			 mtu + QOS_ETH_HLEN);
+}
+
+void qos_profile_check_mtu(const struct qos_profile *p, uint32_t mtu)
+{
+	static const char *const keys[] = { "police-burst", "police-excess-burst",
+					    "police-peak-burst" };
+	unsigned int i, k;
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+		const struct qos_police_size *sz[] = { &cl->police.burst, &cl->police.excess_burst,
+						       &cl->police.peak_burst };
+
+		/* maxburst is in frames of the device's MTU (txn/plan.c). */
+		if (p->sched != QOS_SCHED_NONE && !cl->maxburst)
+			frame_check(p, cl, cl->burst_line, "burst", "a burst", cl->burst, mtu);
+		if (cl->leaf == QOS_LEAF_BFIFO || p->sched == QOS_SCHED_TBF)
+			frame_check(p, cl, cl->limit_line, "limit", "a byte queue", cl->limit, mtu);
+		for (k = 0; cl->police.set && k < ARRAY_SIZE(keys); k++)
+			if (sz[k]->kind == QOS_PSZ_BYTES)
+				frame_check(p, cl, sz[k]->line, keys[k], "a bucket", sz[k]->v, mtu);
+	}
+}
+
 static uint64_t share_bps(const struct qos_bw *bw, uint64_t link)
 {
 	if (bw->pct)

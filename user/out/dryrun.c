@@ -49,18 +49,19 @@ static void print_leaf(FILE *f, const char *dev, uint32_t parent,
 }
 
 static void print_tbf(FILE *f, const char *dev, const char *where, uint32_t handle,
-		      const struct qos_meta_class *mc, uint64_t rate)
+		      const struct qos_meta *meta, const struct qos_meta_class *mc, uint64_t rate)
 {
+	uint32_t frame = qos_meta_frame(meta);
 	char a[16];
 
 	fprintf(f, "tc qdisc replace dev %s %s handle %s tbf rate %llubit burst %ub limit %ub\n",
 		dev, where, hd(handle, a, sizeof(a)), (unsigned long long)rate,
-		qos_tree_burst(rate, mc->burst), qos_tbf_limit(mc));
+		qos_tree_burst(frame, rate, mc->burst), qos_tbf_limit(frame, mc));
 }
 
 static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 {
-	uint32_t major = meta->qdisc_handle;
+	uint32_t major = meta->qdisc_handle, frame = qos_meta_frame(meta);
 	char a[16], b[16], where[48];
 	unsigned int i;
 
@@ -69,7 +70,8 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 		/* Police only: the root qdisc is not touched. */
 		return;
 	case QOS_SCHED_TBF:
-		print_tbf(f, dev, "root", major, &meta->classes[0], meta->classes[0].rate_bps);
+		print_tbf(f, dev, "root", major, meta, &meta->classes[0],
+			  meta->classes[0].rate_bps);
 		print_leaf(f, dev, major | 1, &meta->classes[0]);
 		return;
 	case QOS_SCHED_PRIO: {
@@ -89,7 +91,7 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 
 			if (qos_prio_capped(meta, mc)) {
 				snprintf(where, sizeof(where), "parent %s", hd(parent, a, sizeof(a)));
-				print_tbf(f, dev, where, qos_tbf_handle(mc), mc, mc->ceil_bps);
+				print_tbf(f, dev, where, qos_tbf_handle(mc), meta, mc, mc->ceil_bps);
 				parent = qos_tbf_handle(mc) | 1;
 			}
 			print_leaf(f, dev, parent, mc);
@@ -105,16 +107,16 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 	fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio 0 quantum %u burst %ub cburst %ub\n",
 		dev, hd(major, a, sizeof(a)), hd(major | 1, b, sizeof(b)),
 		(unsigned long long)meta->rate_bps, (unsigned long long)meta->rate_bps,
-		qos_htb_quantum(meta->rate_bps), qos_tree_burst(meta->rate_bps, 0),
-		qos_tree_burst(meta->rate_bps, 0));
+		qos_htb_quantum(meta->rate_bps), qos_tree_burst(frame, meta->rate_bps, 0),
+		qos_tree_burst(frame, meta->rate_bps, 0));
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
 
 		fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio %u quantum %u burst %ub cburst %ub\n",
 			dev, hd(major | 1, a, sizeof(a)), hd(mc->classid, b, sizeof(b)),
 			(unsigned long long)mc->rate_bps, (unsigned long long)mc->ceil_bps, mc->prio,
-			qos_htb_quantum(mc->rate_bps), qos_tree_burst(mc->rate_bps, mc->burst),
-			qos_tree_burst(mc->ceil_bps, mc->burst));
+			qos_htb_quantum(mc->rate_bps), qos_tree_burst(frame, mc->rate_bps, mc->burst),
+			qos_tree_burst(frame, mc->ceil_bps, mc->burst));
 		print_leaf(f, dev, mc->classid, mc);
 	}
 }

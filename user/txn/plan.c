@@ -19,7 +19,8 @@
 /* The qdisc part of @meta (classids, resolved rates, leaves this kernel
  * has and their limits). */
 static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
-		     uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
+		     uint64_t link_bps, uint32_t mtu, struct qos_meta *meta, char *err,
+		     size_t errlen)
 {
 	bool tree = p->sched != QOS_SCHED_NONE;
 	bool have_fq_codel = tree && qos_qdisc_available("fq_codel");
@@ -45,6 +46,7 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 	meta->sched = p->sched;
 	meta->qdisc_handle = tree ? p->handle_major << 16 : 0;
 	meta->rate_bps = link_bps;
+	meta->mtu = mtu;
 	meta->nclasses = p->nclasses;
 	meta->default_class = qos_profile_class(p, p->default_class)->id;
 	for (i = 0; i < p->nclasses; i++) {
@@ -60,7 +62,8 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 		mc->rate_bps = plan[i].rate_bps;
 		mc->ceil_bps = plan[i].ceil_bps;
 		mc->prio = cl->prio;
-		mc->burst = cl->burst;
+		/* maxburst counts full frames: the device's. */
+		mc->burst = cl->maxburst ? cl->maxburst * qos_meta_frame(meta) : cl->burst;
 		mc->leaf = cl->leaf;
 		if (mc->leaf == QOS_LEAF_AUTO)
 			mc->leaf = have_fq_codel ? QOS_LEAF_FQ_CODEL : QOS_LEAF_BFIFO;
@@ -78,7 +81,7 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 			/* Bytes that drain in leaf-delay at the class ceiling. */
 			mc->leaf_limit = cl->limit ? cl->limit :
 				qos_clamp_u32(mc->ceil_bps / 8 * p->leaf_delay_ns / 1000000000ULL,
-					      2 * QOS_MTU_FRAME, UINT32_MAX);
+					      2 * qos_meta_frame(meta), UINT32_MAX);
 			break;
 		default:
 			mc->leaf_limit = cl->limit;
@@ -88,8 +91,8 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 	return 0;
 }
 
-int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan, char *err,
-		     size_t errlen)
+int qos_plan_profile(const char *name, uint64_t link_bps, uint32_t mtu, struct qos_plan *plan,
+		     char *err, size_t errlen)
 {
 	struct qos_class_plan cp[QOS_MAX_CLASSES];
 	static struct qos_profile p;
@@ -100,12 +103,13 @@ int qos_plan_profile(const char *name, uint64_t link_bps, struct qos_plan *plan,
 	ret = qos_profile_load(name, &p, err, errlen);
 	if (ret)
 		return ret;
-	ret = qos_profile_resolve(&p, link_bps, cp, err, errlen);
+	qos_profile_check_mtu(&p, mtu);
+	ret = qos_profile_resolve(&p, link_bps, mtu, cp, err, errlen);
 	if (ret)
 		goto out;
 	/* fill_cfg clears the whole value, the meta in it included. */
 	qos_profile_fill_cfg(&p, &plan->cfg);
-	ret = tree_plan(&p, cp, link_bps, &plan->cfg.meta, err, errlen);
+	ret = tree_plan(&p, cp, link_bps, mtu, &plan->cfg.meta, err, errlen);
 	if (ret)
 		goto out;
 	plan->cfg.meta.version = QOS_META_VERSION;
