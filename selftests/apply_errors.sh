@@ -196,7 +196,7 @@ apply_fails "foreign root qdisc (htb 5:) is not replaced" "$D2" "$D2" "5:" -- \
 RET=0
 err=$(qosctl_ns "$NS" apply pip-20pct dev "$D3" rate 100mbit 2>&1)
 check_err $? "apply failed: $err"
-[ "$err" = "dev $D3: pip-20pct at rate 100mbit: pip 20mbit ceil 20mbit, be 79mbit ceil 100mbit, lbe 1mbit ceil 100mbit" ]
+[ -z "$err" ]
 check_err $? "apply printed: $err"
 qosctl_ns "$NS" show dev "$D3" -j | jq -e '.profile == "pip-20pct"' >/dev/null
 check_err $? "qosctl show does not report pip-20pct"

@@ -52,30 +52,6 @@ static int dry_run(const char *profile, const char *name, uint64_t bps)
 	return 0;
 }
 
-/* What apply installed, read back from the kernel: the rates as resolved
- * ("100mbps" is 800mbit, "20%" of it 160mbit). */
-static void print_summary(const char *name)
-{
-	const struct qos_meta *m;
-	char err[512], a[32], b[32];
-	struct qos_dev dev;
-	unsigned int i;
-
-	if (qos_dev_open(&dev, name, 0, err, sizeof(err)))
-		return;
-	m = &dev.cfg.meta;
-	if (dev.have_cfg) {
-		printf("dev %s: %s at rate %s", name, m->profile,
-		       qos_fmt_rate(m->rate_bps, a, sizeof(a)));
-		for (i = 0; m->sched != QOS_SCHED_NONE && i < m->nclasses; i++)
-			printf("%s %s %s ceil %s", i ? "," : ":", m->classes[i].name,
-			       qos_fmt_rate(m->classes[i].rate_bps, a, sizeof(a)),
-			       qos_fmt_rate(m->classes[i].ceil_bps, b, sizeof(b)));
-		putchar('\n');
-	}
-	qos_dev_close(&dev);
-}
-
 int do_apply(int argc, char **argv)
 {
 	struct qos_dev dev;
@@ -107,7 +83,6 @@ int do_apply(int argc, char **argv)
 		qos_err("apply: %s", err);
 		return -1;
 	}
-	print_summary(a.dev);
 	if (opt.confirm)
 		printf("dev %s: applied; rolls back in %us unless 'qosctl confirm dev %s'\n",
 		       a.dev, opt.confirm, a.dev);
