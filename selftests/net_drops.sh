@@ -18,9 +18,10 @@
 # Per profile and per family, with exact counters (the namespaces are
 # quiet: static neighbours, no DAD, no router solicitations):
 #
-# a. the egress program counted packets of the flooded family only, and
-#    the root qdisc sent + dropped exactly that many, and dropped some
-#    (so the check can fail);
+# a. the egress program counted packets of the flooded family (and at
+#    most 2 stray control packets), and the root qdisc sent + dropped
+#    exactly as many as it counted, and dropped some (so the check can
+#    fail);
 # b. the profile's classes sent + dropped what the root did;
 # c. qosctl's root statistics are the kernel's (`tc -s -j qdisc show`).
 #
@@ -104,7 +105,9 @@ flood_check()
 	echo "    $p ipv$fam: classified ${d[0]} (ipv4 ${d[1]} ipv6 ${d[2]}" \
 	     "ipv6in4 ${d[3]}), root sent+dropped ${d[4]}, classes ${d[5]}," \
 	     "root drops so far $drops"
-	[ "${d[0]}" -gt 0 ] && [ "${d[$fi]}" -eq "${d[0]}" ]
+	# A stray control packet (an MLD report after link up) may cross
+	# too: the root must account for it as well, exactly.
+	[ "${d[$fi]}" -gt 0 ] && [ $((d[0] - d[fi])) -le 2 ]
 	check_err $? "ipv$fam: classified ${d[0]} packets, ${d[$fi]} of them ipv$fam"
 	[ "${d[4]}" -eq "${d[0]}" ]
 	check_err $? "root sent + dropped ${d[4]} != classified ${d[0]}"
