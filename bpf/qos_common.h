@@ -158,6 +158,7 @@ struct qos_meta {
 	__u64 reserve_cap_bps;	/* what reservations may take of it together */
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
+	__u32 mtu;		/* of the device when applied; 0: 1500 */
 };
 
 /*

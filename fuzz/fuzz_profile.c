@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "lib/util.h"
 #include "model/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!qos_profile_load(path, &p, err, sizeof(err)))
 		for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
-			qos_profile_resolve(&p, rates[i], plan, err, sizeof(err));
+			qos_profile_resolve(&p, rates[i], QOS_MTU_DEFAULT, plan, err, sizeof(err));
 	qos_profile_free(&p);
 	return 0;
 }

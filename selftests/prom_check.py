@@ -208,6 +208,24 @@ def check_rules(ctx):
         del lbl["device"]
         r1.expect(n, "qosctl_rule_packets_total", **lbl)
         r1.expect(n * ctx["frame"]["ipv6"], "qosctl_rule_bytes_total", **lbl)
+    # stats -j and stats -s show the same hits as the series.
+    st = json.load(open(ctx["files"]["r1_stats_json"]))
+    text = open(ctx["files"]["r1_stats_txt"]).read()
+    if (st["rules"]["installed"], st["rules"]["named"]) != (len(rules), len(named)):
+        bad.append(f"stats -j rules: {st['rules']['installed']} installed, "
+                   f"{st['rules']['named']} named; rule list: {len(rules)}, {len(named)}")
+    for h in st["rules"]["hits"]:
+        for what in ("packets", "bytes"):
+            v = r1.after.get(key(f"qosctl_rule_{what}_total", device=r1.dev, rule=h["name"],
+                                 rule_id=str(h["id"]), **{"class": h["class"]}))
+            if v != h[what]:
+                bad.append(f"stats -j rule {h['id']} {what} {h[what]} != series {v}")
+        row = f"rule {h['name']}"[:19]
+        if not re.search(rf"^{re.escape(row)} +{h['packets']} +{h['bytes']} +id {h['id']} "
+                         rf"class {h['class']}$", text, re.M):
+            bad.append(f"stats -s has no row for rule {h['id']} ({h['name']})")
+    if [h["id"] for h in st["rules"]["hits"]] != [int(i) for i in sorted(want, key=int)]:
+        bad.append("stats -j rules: not the named rules with the lowest ids")
     if not any(r["name"] == "h1udp" for r in named[:256]):
         bad.append("rule h1udp is not among the exported rules")
     if r1.after.get(key("qosctl_rules_installed", device=r1.dev)) != len(rules):
@@ -233,6 +251,13 @@ def check_json(ctx):
         k = key("qosctl_qdisc_class_sent_packets_total", device=dev, **{"class": c["name"]})
         if after.get(k) != c["qdisc"]["sent_packets"]:
             bad.append(f"{c['name']} qdisc sent: {after.get(k)} != {c['qdisc']['sent_packets']}")
+    for what, js in (("sent_packets_total", "sent_packets"), ("sent_bytes_total", "sent_bytes"),
+                     ("drops_total", "drops"), ("overlimits_total", "overlimits"),
+                     ("requeues_total", "requeues"), ("backlog_bytes", "backlog_bytes"),
+                     ("backlog_packets", "backlog_packets")):
+        v = after.get(key(f"qosctl_qdisc_{what}", device=dev))
+        if v != st["qdisc"][js]:
+            bad.append(f"root qdisc {js}: series {v} != stats -j {st['qdisc'][js]}")
 
 
 def doc_families(path):

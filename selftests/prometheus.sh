@@ -137,7 +137,9 @@ scrape()
 {
 	qosctl_ns "$R" stats dev "$R_IF1" --prometheus >"$TMP/r1_$1" &&
 		qosctl_ns "$R" stats dev "$R_IF2" --prometheus >"$TMP/r2_$1" &&
-		qosctl_ns "$R" stats dev "$R_IF2" -j >"$TMP/stats_$1.json"
+		qosctl_ns "$R" stats dev "$R_IF2" -j >"$TMP/stats_$1.json" &&
+		qosctl_ns "$R" stats dev "$R_IF1" -j >"$TMP/r1_stats_$1.json" &&
+		qosctl_ns "$R" stats dev "$R_IF1" -s >"$TMP/r1_stats_$1.txt"
 }
 
 # quiesce: wait until r's counters stop moving (up to 10 s), so that a
@@ -220,7 +222,9 @@ traffic()
 		frame: {ipv4: 98, ipv6: 118, ipv6in4: 118},
 		files: {r1_before: "\($t)/r1_before", r1_after: "\($t)/r1_after",
 			r2_before: "\($t)/r2_before", r2_after: "\($t)/r2_after",
-			stats_json: "\($t)/stats_after.json", rules_json: "\($t)/rules.json",
+			stats_json: "\($t)/stats_after.json",
+			r1_stats_json: "\($t)/r1_stats_after.json",
+			r1_stats_txt: "\($t)/r1_stats_after.txt", rules_json: "\($t)/rules.json",
 			all: "\($t)/all", scrape: "\($t)/scrape",
 			doc: "\($top)/Documentation/metrics.rst",
 			dashboard: "\($top)/Documentation/grafana/qosctl.json",

@@ -50,6 +50,7 @@ enum cli_opt_id {
 	O_PROMETHEUS,
 	O_DRY_RUN,
 	O_CONFIRM,
+	O_STRICT,
 	O_FORCE,
 	O_LISTEN,
 	O_CONTINUOUS,
@@ -150,6 +151,7 @@ struct args {
 	const char *dev;
 	const char *rate;
 	struct qos_ll_spec ll;	/* overhead, mpu, linklayer */
+	const char *mtu;
 };
 
 /* "dev X rate Y" in any order; every key must be one of cli_cur's words.

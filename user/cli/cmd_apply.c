@@ -22,13 +22,20 @@ static int dry_run(const char *profile, const char *name, uint64_t bps,
 	struct qos_dev dev;
 	char err[512];
 	int ifindex, ret;
+	uint32_t mtu;
 
 	ifindex = if_nametoindex(name);
 	if (!ifindex) {
 		qos_err("apply: dev %s: no such device", name);
 		return -ENODEV;
 	}
-	ret = qos_plan_profile(profile, bps, ll, &plan, err, sizeof(err));
+	ret = qos_link_mtu(ifindex, &mtu);
+	if (ret) {
+		qos_err("apply: dev %s: reading its MTU: %s", name, strerror(-ret));
+		return ret;
+	}
+	ret = qos_plan_profile(profile, bps, ll, mtu, &plan, err, sizeof(err)) ?:
+	      qos_strict_check(err, sizeof(err));
 	/* What apply would keep: the live rules of what runs now (read as
 	 * it is: a dry-run finishes nothing either). */
 	if (!ret && !qos_dev_open(&dev, name, 0, err, sizeof(err))) {

@@ -25,7 +25,7 @@ static void print_json(json_object *o)
 	json_object_put(o);
 }
 
-static json_object *validate_json(const struct qos_profile *p, uint64_t bps,
+static json_object *validate_json(const struct qos_profile *p, uint64_t bps, uint32_t mtu,
 				  const struct qos_class_plan *plan)
 {
 	json_object *o = json_object_new_object(), *cls = json_object_new_array();
@@ -37,6 +37,7 @@ static json_object *validate_json(const struct qos_profile *p, uint64_t bps,
 	json_object_object_add(o, "scheduler", json_object_new_string(qos_sched_name(p->sched)));
 	if (bps)
 		json_object_object_add(o, "rate_bps", json_object_new_uint64(bps));
+	json_object_object_add(o, "mtu", json_object_new_uint64(mtu));
 	for (i = 0; i < p->nclasses; i++) {
 		json_object *c = json_object_new_object();
 
@@ -60,8 +61,10 @@ int do_validate(int argc, char **argv)
 	struct qos_class_plan plan[QOS_MAX_CLASSES];
 	static struct qos_profile p;
 	struct args a = {};
+	uint32_t mtu = QOS_MTU_DEFAULT;
 	char err[512];
 	uint64_t bps = 0;
+	int ret;
 
 	if (argc < 1) {
 		qos_err("validate: missing PROFILE");
@@ -71,18 +74,26 @@ int do_validate(int argc, char **argv)
 		return -EINVAL;
 	if (a.rate && parse_link_rate(a.rate, &bps))
 		return -EINVAL;
+	if (a.mtu && (qos_parse_u32(a.mtu, &mtu) || mtu < QOS_MTU_MIN || mtu > QOS_MTU_MAX)) {
+		qos_err("validate: mtu '%s': not an MTU (%u-%u)", a.mtu, QOS_MTU_MIN, QOS_MTU_MAX);
+		return -EINVAL;
+	}
 	if (cli_check_profile("validate", argv[0]))
 		return -ENOENT;
-	if (qos_profile_load(argv[0], &p, err, sizeof(err)) ||
-	    (bps && qos_profile_resolve(&p, bps, plan, err, sizeof(err)))) {
+	ret = qos_profile_load(argv[0], &p, err, sizeof(err));
+	if (!ret)
+		qos_profile_check_mtu(&p, mtu);
+	if (ret || (bps && qos_profile_resolve(&p, bps, mtu, plan, err, sizeof(err))) ||
+	    qos_strict_check(err, sizeof(err))) {
 		qos_err("validate: %s", err);
 		qos_profile_free(&p);
 		return -1;
 	}
 	if (opt.json)
-		print_json(validate_json(&p, bps, plan));
+		print_json(validate_json(&p, bps, mtu, plan));
 	else
-		printf("%s: ok (%u classes, %zu rules)\n", p.path, p.nclasses, p.rules.n);
+		printf("%s: ok (%u classes, %zu rules; bursts checked at MTU %u%s)\n", p.path,
+		       p.nclasses, p.rules.n, mtu, a.mtu ? "" : ", assumed: give 'mtu N'");
 	if (!opt.json)
 		qos_print_mem(stdout, "", p.rule_entries);
 	qos_profile_free(&p);

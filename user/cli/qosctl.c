@@ -50,6 +50,8 @@ int parse_kv(int argc, char **argv, struct args *a)
 			a->dev = argv[++i];
 		} else if (!strcmp(k, "rate")) {
 			a->rate = argv[++i];
+		} else if (!strcmp(k, "mtu")) {
+			a->mtu = argv[++i];
 		} else {
 			ret = qos_ll_parse(&a->ll, k, argv[i + 1], why, sizeof(why));
 			if (ret == -ENOENT) {
@@ -80,6 +82,7 @@ int need_dev(const struct args *a)
 int parse_link_rate(const char *s, uint64_t *bps)
 {
 	const char *cmd = cli_cur->name;
+	char where[64];
 
 	if (!s) {
 		qos_err("%s: missing 'rate RATE' (the link rate, e.g. 100mbit, 1gbit)", cmd);
@@ -89,6 +92,8 @@ int parse_link_rate(const char *s, uint64_t *bps)
 		qos_err("%s: rate '%s': not a rate (e.g. 100mbit, 1gbit)", cmd, s);
 		return -EINVAL;
 	}
+	snprintf(where, sizeof(where), "%s: rate", cmd);
+	qos_rate_check(where, s, *bps, 0);
 	return 0;
 }
 
@@ -135,6 +140,9 @@ static int set_opt(enum cli_opt_id o, const char *v)
 		return count_arg("--count", "a number of samples", v, &opt.count);
 	case O_PROMETHEUS:
 		opt.prometheus = true;
+		break;
+	case O_STRICT:
+		qos_strict = true;
 		break;
 	case O_DRY_RUN:
 		opt.dry_run = true;

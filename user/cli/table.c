@@ -21,6 +21,7 @@ const struct cli_opt cli_opts[O_MAX] = {
 	[O_DRY_RUN] = { "dry-run", 0, NULL, "print the plan as tc commands, change nothing" },
 	[O_CONFIRM] = { "confirm", 0, "SECONDS",
 			"roll back unless 'qosctl confirm' follows within SECONDS" },
+	[O_STRICT] = { "strict", 0, NULL, "make warnings (units, low rates, shares, bursts) errors" },
 	[O_FORCE] = { "force", 0, NULL, "also clear qosctl's slot when its state is broken" },
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
 	[O_CONTINUOUS] = { "continuous", 0, NULL,
@@ -46,6 +47,9 @@ static const struct cli_word w_mpu = {
 };
 static const struct cli_word w_linklayer = {
 	"linklayer", "ethernet|atm|ptm", CV_NONE, "the link's framing: ATM cells, VDSL2 PTM"
+};
+static const struct cli_word w_mtu = {
+	"mtu", "MTU", CV_NONE, "MTU to check bursts against (default 1500)"
 };
 static const struct cli_word w_name = { "name", "NAME", CV_NONE, "the rule's name" };
 static const struct cli_word w_src = {
@@ -274,14 +278,14 @@ const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "apply",
 		.synopsis = "PROFILE dev IFACE rate RATE [overhead N|PRESET] [mpu N] "
-			    "[linklayer ethernet|atm|ptm] [--dry-run | --confirm SECONDS]",
+			    "[linklayer ethernet|atm|ptm] [--strict] [--dry-run | --confirm SECONDS]",
 		.summary = "put a profile on an interface, as one transaction",
 		.help = "Install PROFILE on IFACE: on any failure the interface is left as it "
 			"was. Applied again, the qdisc tree is changed in place and the "
 			"programs are replaced atomically. A root qdisc that qosctl did not "
 			"install is never replaced.",
 		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_overhead, &w_mpu, &w_linklayer),
-		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM),
+		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM) | O_BIT(O_STRICT),
 		.fn = do_apply,
 	},
 	{
@@ -346,12 +350,12 @@ const struct cli_cmd cli_cmds[] = {
 	},
 	{
 		.name = "validate",
-		.synopsis = "PROFILE [rate RATE] [-j]",
+		.synopsis = "PROFILE [rate RATE] [mtu MTU] [--strict] [-j]",
 		.summary = "check a profile without touching the kernel",
 		.help = "Check PROFILE; with rate, also its rates and shares on a link of "
 			"RATE. Errors name the file, the line and the key.",
-		.words = WORDS(&w_profile, &w_rate),
-		.opts = O_BIT(O_JSON),
+		.words = WORDS(&w_profile, &w_rate, &w_mtu),
+		.opts = O_BIT(O_JSON) | O_BIT(O_STRICT),
 		.fn = do_validate,
 	},
 	{

@@ -85,9 +85,14 @@ void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES])
 		bpf_map_update_elem(fd, &id, &saved[id], 0);
 }
 
+/* A rule's policer with burst auto holds a full frame at MTU 1500: the rule
+ * table is written without the device's MTU at hand. At a jumbo MTU, give
+ * rule policers a burst (Documentation/policing.rst). */
+#define RULE_AUTO_FRAME	1514
+
 int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
 {
-	uint64_t burst = r->police_burst ?: tb_auto_burst(r->police_bps, QOS_POLICE_MIN_FRAME);
+	uint64_t burst = r->police_burst ?: tb_auto_burst(r->police_bps, RULE_AUTO_FRAME);
 	int ncpu = libbpf_num_possible_cpus();
 	struct qos_policer pol = {};
 	struct qos_ctr *zero;
@@ -136,7 +141,7 @@ int qos_police_rule_read(int fd, struct qos_rule *r)
 	r->police_bps = pol.tb.cir;
 	r->police_burst = pol.tb.cbs / TB_NBITS_PER_BYTE;
 	/* As it was given: auto, so that the rule reads back the same. */
-	if (r->police_burst == tb_auto_burst(r->police_bps, QOS_POLICE_MIN_FRAME))
+	if (r->police_burst == tb_auto_burst(r->police_bps, RULE_AUTO_FRAME))
 		r->police_burst = 0;
 	r->police_act = pol.act[TB_RED];
 	return 0;

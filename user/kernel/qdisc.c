@@ -23,6 +23,7 @@
 #include <linux/pkt_sched.h>
 #include <netlink/netlink.h>
 #include <netlink/route/class.h>
+#include <netlink/route/link.h>
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/fifo.h>
 #include <netlink/route/qdisc/htb.h>
@@ -196,6 +197,22 @@ int qos_qdisc_available(const char *kind)
 	return !!(avail & 1 << i);
 }
 
+int qos_link_mtu(int ifindex, uint32_t *mtu)
+{
+	struct rtnl_link *link = NULL;
+	struct nl_sock *sk = NULL;
+	int ret;
+
+	ret = qos_nl_open(&sk);
+	if (!ret)
+		ret = nl_to_errno(rtnl_link_get_kernel(sk, ifindex, NULL, &link));
+	if (!ret)
+		*mtu = rtnl_link_get_mtu(link);
+	rtnl_link_put(link);
+	qos_nl_close(sk);
+	return ret;
+}
+
 int qos_root_read(int ifindex, struct qos_root_info *ri)
 {
 	struct nl_sock *sk = NULL;
@@ -239,11 +256,17 @@ uint32_t qos_clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
 	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
 }
 
-/* Bytes of one HTB bucket: 1 ms at @bps plus a full frame, as tc does with
- * HZ=1000, so a class can always send at least one MTU-sized packet. */
-static uint32_t htb_buffer(uint64_t bps)
+uint32_t qos_meta_frame(const struct qos_meta *meta)
 {
-	return qos_clamp_u32(bps / 8 / 1000 + QOS_MTU_FRAME, QOS_MTU_FRAME, UINT32_MAX / 2);
+	return (meta->mtu ?: QOS_MTU_DEFAULT) + QOS_ETH_HLEN;
+}
+
+/* Bytes of one bucket: 1 ms at @bps plus a full @frame, as tc does with
+ * HZ=1000, so a class can always send at least one MTU-sized packet (TBF
+ * drops a packet larger than its bucket). */
+static uint32_t tree_buffer(uint32_t frame, uint64_t bps)
+{
+	return qos_clamp_u32(bps / 8 / 1000 + frame, frame, UINT32_MAX / 2);
 }
 
 uint32_t qos_htb_quantum(uint64_t rate_bps)
@@ -254,9 +277,9 @@ uint32_t qos_htb_quantum(uint64_t rate_bps)
 	return qos_clamp_u32(rate_bps / 8 / 10, QOS_MTU_FRAME, QOS_HTB_QUANTUM_MAX);
 }
 
-uint32_t qos_tree_burst(uint64_t bps, uint32_t burst)
+uint32_t qos_tree_burst(uint32_t frame, uint64_t bps, uint32_t burst)
 {
-	return burst ? burst : htb_buffer(bps);
+	return burst ? burst : tree_buffer(frame, bps);
 }
 
 /*
@@ -274,7 +297,7 @@ static void set_linklayer(struct rtnl_tc *tc, const struct qos_meta *meta)
 
 static int add_htb_class(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 			 uint32_t parent, uint32_t classid, uint64_t rate, uint64_t ceil,
-			 uint32_t prio, uint32_t burst)
+			 uint32_t prio, uint32_t burst, uint32_t frame)
 {
 	struct rtnl_class *cl = rtnl_class_alloc();
 	int err;
@@ -288,8 +311,8 @@ static int add_htb_class(struct nl_sock *sk, int ifindex, const struct qos_meta 
 	err = err ?: rtnl_htb_set_ceil64(cl, qos_ll_rate(meta, ceil) / 8);
 	err = err ?: rtnl_htb_set_prio(cl, prio);
 	err = err ?: rtnl_htb_set_quantum(cl, qos_htb_quantum(rate));
-	err = err ?: rtnl_htb_set_rbuffer(cl, qos_tree_burst(rate, burst));
-	err = err ?: rtnl_htb_set_cbuffer(cl, qos_tree_burst(ceil, burst));
+	err = err ?: rtnl_htb_set_rbuffer(cl, qos_tree_burst(frame, rate, burst));
+	err = err ?: rtnl_htb_set_cbuffer(cl, qos_tree_burst(frame, ceil, burst));
 	if (!err)
 		err = rtnl_class_add(sk, cl, NLM_F_CREATE);
 	rtnl_class_put(cl);
@@ -344,13 +367,13 @@ bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *m
 	return meta->sched == QOS_SCHED_PRIO && mc->ceil_bps < meta->rate_bps;
 }
 
-uint32_t qos_tbf_limit(const struct qos_meta_class *mc)
+uint32_t qos_tbf_limit(uint32_t frame, const struct qos_meta_class *mc)
 {
 	/* TBF's own queue; a grafted leaf replaces it, but the kernel wants
 	 * one that holds at least the bucket. */
 	if (mc->leaf == QOS_LEAF_BFIFO && mc->leaf_limit)
 		return mc->leaf_limit;
-	return qos_tree_burst(mc->ceil_bps, mc->burst) + QOS_MTU_FRAME;
+	return qos_tree_burst(frame, mc->ceil_bps, mc->burst) + frame;
 }
 
 /*
@@ -387,7 +410,7 @@ static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
 
 static int add_tbf(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 		   uint32_t parent, uint32_t handle, const struct qos_meta_class *mc,
-		   uint64_t rate_bps)
+		   uint64_t rate_bps, uint32_t frame)
 {
 	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
 	int err;
@@ -397,10 +420,10 @@ static int add_tbf(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 	err = tc_init(TC_CAST(q), ifindex, parent, handle, "tbf");
 	set_linklayer(TC_CAST(q), meta);
 	if (!err) {
-		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(mc));
+		rtnl_qdisc_tbf_set_limit(q, qos_tbf_limit(frame, mc));
 		/* Bytes per second; validation keeps it within an int. */
 		rtnl_qdisc_tbf_set_rate(q, qos_ll_rate(meta, rate_bps) / 8,
-					qos_tree_burst(rate_bps, mc->burst), 0);
+					qos_tree_burst(frame, rate_bps, mc->burst), 0);
 		err = rtnl_qdisc_add(sk, q, NLM_F_CREATE | NLM_F_REPLACE);
 	}
 	rtnl_qdisc_put(q);
@@ -415,7 +438,8 @@ static int tbf_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta
 	const struct qos_meta_class *mc = &meta->classes[0];
 	int err;
 
-	err = add_tbf(sk, ifindex, meta, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps);
+	err = add_tbf(sk, ifindex, meta, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps,
+			    qos_meta_frame(meta));
 	return err ?: add_leaf(sk, ifindex, meta->qdisc_handle | 1, mc);
 }
 
@@ -458,7 +482,8 @@ static int prio_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 
 		if (qos_prio_capped(meta, mc)) {
 			err = add_tbf(sk, ifindex, meta, parent, qos_tbf_handle(mc), mc,
-				      mc->ceil_bps);
+				      mc->ceil_bps,
+			    qos_meta_frame(meta));
 			if (err)
 				return err;
 			parent = qos_tbf_handle(mc) | 1;
@@ -532,7 +557,8 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 	}
 
 	err = add_htb_class(sk, ifindex, meta, major, parent, meta->rate_bps, meta->rate_bps, 0,
-			    0);
+			    0,
+			    qos_meta_frame(meta));
 	if (err)
 		return err;
 
@@ -540,7 +566,8 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 		const struct qos_meta_class *mc = &meta->classes[i];
 
 		err = add_htb_class(sk, ifindex, meta, parent, mc->classid, mc->rate_bps,
-				    mc->ceil_bps, mc->prio, mc->burst);
+				    mc->ceil_bps, mc->prio, mc->burst,
+			    qos_meta_frame(meta));
 		if (err)
 			return err;
 		err = add_leaf(sk, ifindex, mc->classid, mc);
@@ -592,6 +619,18 @@ int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle)
 	return nl_to_errno(err);
 }
 
+/* The kernel's statistics of a qdisc or class, as `tc -s` prints them. */
+static void tc_stats(struct rtnl_tc *tc, struct qos_class_stats *st)
+{
+	st->bytes = rtnl_tc_get_stat(tc, RTNL_TC_BYTES);
+	st->packets = rtnl_tc_get_stat(tc, RTNL_TC_PACKETS);
+	st->drops = rtnl_tc_get_stat(tc, RTNL_TC_DROPS);
+	st->overlimits = rtnl_tc_get_stat(tc, RTNL_TC_OVERLIMITS);
+	st->requeues = rtnl_tc_get_stat(tc, RTNL_TC_REQUEUES);
+	st->backlog_bytes = rtnl_tc_get_stat(tc, RTNL_TC_BACKLOG);
+	st->backlog_packets = rtnl_tc_get_stat(tc, RTNL_TC_QLEN);
+}
+
 int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		    struct qos_class_stats *st)
 {
@@ -608,13 +647,29 @@ int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		nl_cache_free(cache);
 		return -ENOENT;
 	}
-	st->bytes = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_BYTES);
-	st->packets = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_PACKETS);
-	st->drops = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_DROPS);
-	st->overlimits = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_OVERLIMITS);
-	st->backlog_bytes = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_BACKLOG);
-	st->backlog_packets = rtnl_tc_get_stat(TC_CAST(cl), RTNL_TC_QLEN);
+	tc_stats(TC_CAST(cl), st);
 	rtnl_class_put(cl);
 	nl_cache_free(cache);
 	return 0;
+}
+
+int qos_qdisc_stats(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
+		    struct qos_class_stats *st)
+{
+	struct nl_cache *cache;
+	struct rtnl_qdisc *q;
+	bool ok;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	err = rtnl_qdisc_alloc_cache(sk, &cache);
+	if (err)
+		return nl_to_errno(err);
+	q = rtnl_qdisc_get_by_parent(cache, ifindex, parent);
+	ok = q && rtnl_tc_get_handle(TC_CAST(q)) == handle;
+	if (ok)
+		tc_stats(TC_CAST(q), st);
+	rtnl_qdisc_put(q);
+	nl_cache_free(cache);
+	return ok ? 0 : -ENOENT;
 }

@@ -7,7 +7,7 @@
 
 #include "../bpf/qos_common.h"
 
-#define QOS_MTU_FRAME		1514
+#define QOS_MTU_FRAME		1514	/* a full frame at MTU 1500 */
 #define QOS_PFIFO_DEFAULT	16	/* packets: a short queue for PIP */
 
 struct nl_sock;
@@ -26,8 +26,9 @@ struct qos_class_stats {
 	uint64_t packets;
 	uint64_t drops;
 	uint64_t overlimits;
+	uint64_t requeues;
 	uint64_t backlog_bytes;
-	uint64_t backlog_packets;
+	uint64_t backlog_packets;	/* the queue length, tc's qlen */
 };
 
 int qos_nl_open(struct nl_sock **sk);
@@ -41,6 +42,8 @@ void qos_nl_close(struct nl_sock *sk);
 int qos_qdisc_available(const char *kind);
 
 int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri);
+/* The MTU of @ifindex, on a netlink socket of its own. */
+int qos_link_mtu(int ifindex, uint32_t *mtu);
 /* The same on a netlink socket of its own. */
 int qos_root_read(int ifindex, struct qos_root_info *ri);
 
@@ -63,16 +66,22 @@ int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle);
 
 int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		    struct qos_class_stats *st);
+/* The qdisc under @parent, if its handle is @handle; -ENOENT if not. */
+int qos_qdisc_stats(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
+		    struct qos_class_stats *st);
 
 /*
  * The parameters qos_tree_sync() derives, for the dry-run to print exactly
  * what would be installed.
  */
 uint32_t qos_htb_quantum(uint64_t rate_bps);
-uint32_t qos_tree_burst(uint64_t bps, uint32_t burst);	/* @burst 0: from @bps */
+/* The largest frame on the device @meta was applied to: MTU + Ethernet
+ * header. Bursts and byte queues derived by qosctl hold at least one. */
+uint32_t qos_meta_frame(const struct qos_meta *meta);
+uint32_t qos_tree_burst(uint32_t frame, uint64_t bps, uint32_t burst);	/* @burst 0: from @bps */
 uint32_t qos_leaf_handle(const struct qos_meta_class *mc);
 uint32_t qos_tbf_handle(const struct qos_meta_class *mc);
-uint32_t qos_tbf_limit(const struct qos_meta_class *mc);
+uint32_t qos_tbf_limit(uint32_t frame, const struct qos_meta_class *mc);
 bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *mc);
 unsigned int qos_prio_bands(const struct qos_meta *meta);
 uint32_t qos_clamp_u32(uint64_t v, uint32_t lo, uint32_t hi);

@@ -12,8 +12,6 @@
 #include <string.h>
 
 #include <linux/pkt_sched.h>
-#include <netlink/route/qdisc.h>
-#include <netlink/route/tc.h>
 
 #include "kernel/qdisc.h"
 #include "kernel/stats.h"
@@ -24,6 +22,16 @@ const char *const qos_verdict_names[QOS_V_MAX] = { "pass", "drop", "remark", "de
 const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncated",
 						      "bad_header", "bad_length", "bad_ext_header",
 						      "ext_chain_too_long" };
+
+const char *qos_report_class_name(const struct qos_report *r, uint32_t id)
+{
+	unsigned int c;
+
+	for (c = 0; c < r->meta.nclasses && c < QOS_MAX_CLASSES; c++)
+		if (r->cls[c].mc.id == id)
+			return r->cls[c].mc.name;
+	return "";
+}
 
 static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_report *r,
 		      unsigned int i)
@@ -47,7 +55,12 @@ static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_
 		for (c = 0; c < QOS_DSCP_MAX; c++)
 			if (r->cfg.dscp_class[t][c] == id)
 				rc->dscp[t] |= 1ULL << c;
-	if (sk)
+	/* TBF's class reports no statistics of its own: its leaf's are the
+	 * class's queue. */
+	if (sk && r->meta.sched == QOS_SCHED_TBF)
+		rc->have_q = !qos_qdisc_stats(sk, dev->ifindex, rc->mc.classid,
+					      qos_leaf_handle(&rc->mc), &rc->q);
+	else if (sk)
 		rc->have_q = !qos_class_stats(sk, dev->ifindex, rc->mc.classid, &rc->q);
 	if (r->cfg.class_policer[id])
 		return qos_police_read(m, r->cfg.class_policer[id], &rc->police);
@@ -56,32 +69,11 @@ static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_
 
 /* The root qdisc, if it is still the one qosctl installed. */
 static bool read_root(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
-		      struct qos_root_stats *st)
+		      struct qos_class_stats *st)
 {
-	struct rtnl_tc *tc;
-	struct nl_cache *cache;
-	struct rtnl_qdisc *q;
-	bool ok;
-
 	if (!(meta->flags & QOS_META_F_ROOT) || meta->sched == QOS_SCHED_NONE)
 		return false;
-	if (rtnl_qdisc_alloc_cache(sk, &cache))
-		return false;
-	q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_ROOT);
-	tc = q ? TC_CAST(q) : NULL;
-	ok = tc && rtnl_tc_get_handle(tc) == meta->qdisc_handle;
-	if (ok) {
-		st->s.bytes = rtnl_tc_get_stat(tc, RTNL_TC_BYTES);
-		st->s.packets = rtnl_tc_get_stat(tc, RTNL_TC_PACKETS);
-		st->s.drops = rtnl_tc_get_stat(tc, RTNL_TC_DROPS);
-		st->s.overlimits = rtnl_tc_get_stat(tc, RTNL_TC_OVERLIMITS);
-		st->s.backlog_bytes = rtnl_tc_get_stat(tc, RTNL_TC_BACKLOG);
-		st->s.backlog_packets = rtnl_tc_get_stat(tc, RTNL_TC_QLEN);
-		st->requeues = rtnl_tc_get_stat(tc, RTNL_TC_REQUEUES);
-	}
-	rtnl_qdisc_put(q);
-	nl_cache_free(cache);
-	return ok;
+	return !qos_qdisc_stats(sk, ifindex, TC_H_ROOT, meta->qdisc_handle, st);
 }
 
 static int rule_id_cmp(const void *a, const void *b)

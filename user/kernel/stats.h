@@ -23,12 +23,6 @@ struct qos_report_class {
 	struct qos_police_report police;
 };
 
-/* The root qdisc of qosctl's tree: its class counters and requeues. */
-struct qos_root_stats {
-	struct qos_class_stats s;
-	uint64_t requeues;
-};
-
 /*
  * Rules with their own counters in the report, so in the Prometheus text:
  * only named rules, lowest id first, at most QOS_REPORT_RULES_MAX of them
@@ -52,13 +46,16 @@ struct qos_report {
 	struct qos_cfg cfg;
 	struct qos_report_class cls[QOS_MAX_CLASSES];
 	struct qos_ctr unparsed[QOS_DIR_MAX][QOS_UNP_MAX];
-	struct qos_root_stats root;
+	struct qos_class_stats root;	/* the root qdisc: the whole tree */
 	bool have_root;			/* qosctl's root qdisc is in place */
 	uint32_t nrules;		/* rules installed */
 	uint32_t nrules_named;		/* of which named */
 	uint32_t nreport_rules;		/* of those, in rules[] */
 	struct qos_report_rule rules[QOS_REPORT_RULES_MAX];
 };
+
+/* The name of class @id in @r, "" if it has none. */
+const char *qos_report_class_name(const struct qos_report *r, uint32_t id);
 
 /* Everything about @dev: its configuration, counters, qdisc class stats. */
 int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, size_t errlen);

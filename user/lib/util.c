@@ -14,15 +14,20 @@
 
 bool qos_verbose;
 
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void qos_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("qosctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg("qosctl: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void qos_dbg(const char *fmt, ...)
@@ -35,6 +40,49 @@ void qos_dbg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+bool qos_strict;
+static unsigned int nwarnings;
+
+void qos_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("qosctl: warning: ", fmt, ap);
+	va_end(ap);
+	nwarnings++;
+}
+
+int qos_strict_check(char *err, size_t errlen)
+{
+	if (!qos_strict || !nwarnings)
+		return 0;
+	snprintf(err, errlen, "%u warning%s, errors with --strict", nwarnings,
+		 nwarnings == 1 ? "" : "s");
+	return -EINVAL;
+}
+
+bool qos_rate_in_bytes(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len > 3 && !strcasecmp(s + len - 3, "bps");
+}
+
+void qos_rate_check(const char *where, const char *v, uint64_t bps, uint64_t link_bps)
+{
+	char r[32], l[32], at[48] = "";
+
+	qos_fmt_rate(bps, r, sizeof(r));
+	if (qos_rate_in_bytes(v))
+		qos_warn("%s '%s' is %s: 'bps' is bytes per second, as in tc", where, v, r);
+	if (link_bps)
+		snprintf(at, sizeof(at), " at link rate %s", qos_fmt_rate(link_bps, l, sizeof(l)));
+	if (bps < QOS_RATE_WARN_MIN)
+		qos_warn("%s '%s' is %s%s, below 8kbit: a full frame takes over 1.5 s", where, v, r,
+			 at);
 }
 
 void qos_fault_point(const char *step)

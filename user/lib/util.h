@@ -19,6 +19,34 @@ void qos_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void qos_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * Warnings: each printed on stderr when found, "qosctl: warning: ...", and
+ * counted. With --strict (qos_strict) a command that changes or checks a
+ * profile fails once they are printed: qos_strict_check() before it acts.
+ */
+extern bool qos_strict;
+void qos_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 0, or -EINVAL with @err saying that --strict made the warnings errors. */
+int qos_strict_check(char *err, size_t errlen);
+
+/* Frames: the MTU plus the Ethernet header (FCS not counted, as tc). An
+ * MTU not known (validate without 'mtu N') is taken to be 1500. */
+#define QOS_ETH_HLEN		14
+#define QOS_MTU_DEFAULT		1500
+#define QOS_MTU_MIN		68	/* IPv4's; IPv6 wants 1280 */
+#define QOS_MTU_MAX		65535
+
+/* Rates below this many bit/s get a warning: a full frame takes 1.5 s. */
+#define QOS_RATE_WARN_MIN	8000
+/* Is rate @s written in tc's bytes per second ("100mbps" = 800mbit)? */
+bool qos_rate_in_bytes(const char *s);
+/*
+ * Warn about rate @v, resolved to @bps (against @link_bps for a share, 0
+ * otherwise): tc's bytes-per-second unit, or below QOS_RATE_WARN_MIN.
+ * @where starts the message: "apply: rate", "FILE:LINE: ceil:".
+ */
+void qos_rate_check(const char *where, const char *v, uint64_t bps, uint64_t link_bps);
+
+/*
  * Units follow tc(8): "100mbit", "1gbit", "10kbit", "1.5gbit", "800bit";
  * "Xbps" is bytes per second. A rate may also be "N%" of @link (when
  * @link is 0 a percentage is an error). Results in bit/s.

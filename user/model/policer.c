@@ -216,7 +216,7 @@ int qos_police_check(const struct qos_profile *p, char *err, size_t errlen)
 
 /* A bucket's size in bytes at @rate. */
 static int size_bytes(const struct qos_police_size *sz, uint64_t rate, uint64_t dflt,
-		      uint64_t *bytes)
+		      uint32_t frame, uint64_t *bytes)
 {
 	switch (sz->kind) {
 	case QOS_PSZ_UNSET:
@@ -230,19 +230,21 @@ static int size_bytes(const struct qos_police_size *sz, uint64_t rate, uint64_t 
 		if (sz->v > TB_BURST_MAX * TB_NBITS_PER_BYTE / rate)
 			return -ERANGE;
 		*bytes = tb_div_up(rate * sz->v, TB_NBITS_PER_BYTE);
-		if (*bytes < QOS_POLICE_MIN_FRAME)
-			*bytes = QOS_POLICE_MIN_FRAME;
+		if (*bytes < frame)
+			*bytes = frame;
 		break;
 	default:
-		*bytes = tb_auto_burst(rate, QOS_POLICE_MIN_FRAME);
+		*bytes = tb_auto_burst(rate, frame);
 		break;
 	}
 	return *bytes > TB_BURST_MAX ? -ERANGE : 0;
 }
 
 int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec *cl,
-		       uint64_t link_bps, struct qos_policer *pol, char *err, size_t errlen)
+		       uint64_t link_bps, uint32_t mtu, struct qos_policer *pol, char *err,
+		       size_t errlen)
 {
+	uint32_t frame = mtu + QOS_ETH_HLEN;
 	const struct qos_police_spec *ps = &cl->police;
 	uint64_t cir = 0, pir = 0, cbs, ebs;
 	char a[32], b[32];
@@ -254,7 +256,9 @@ int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec 
 			    "[class %s] '%s' is %s at link rate %s, outside 1kbit to 1000gbit",
 			    cl->name, ps->rate, qos_fmt_rate(cir, a, sizeof(a)),
 			    qos_fmt_rate(link_bps, b, sizeof(b)));
-	if (size_bytes(&ps->burst, cir, tb_auto_burst(cir, QOS_POLICE_MIN_FRAME), &cbs))
+	qos_profile_rate_check(p, ps->line, "police-rate", ps->rate, cir,
+			       strchr(ps->rate, '%') ? link_bps : 0);
+	if (size_bytes(&ps->burst, cir, tb_auto_burst(cir, frame), frame, &cbs))
 		return qos_profile_errf(err, errlen, p, ps->burst.line, "police-burst",
 			    "[class %s] burst exceeds %llu bytes", cl->name, TB_BURST_MAX);
 	if (ps->mode == TB_TRTCM) {
@@ -263,12 +267,13 @@ int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec 
 			return qos_profile_errf(err, errlen, p, ps->peak_line, "police-peak-rate",
 				    "[class %s] '%s' is not between police-rate and 1000gbit",
 				    cl->name, ps->peak_rate);
-		if (size_bytes(&ps->peak_burst, pir, tb_auto_burst(pir, QOS_POLICE_MIN_FRAME),
-			       &ebs))
+		qos_profile_rate_check(p, ps->peak_line, "police-peak-rate", ps->peak_rate, pir,
+				       strchr(ps->peak_rate, '%') ? link_bps : 0);
+		if (size_bytes(&ps->peak_burst, pir, tb_auto_burst(pir, frame), frame, &ebs))
 			return qos_profile_errf(err, errlen, p, ps->peak_burst.line, "police-peak-burst",
 				    "[class %s] burst exceeds %llu bytes", cl->name,
 				    TB_BURST_MAX);
-	} else if (size_bytes(&ps->excess_burst, cir, 0, &ebs)) {
+	} else if (size_bytes(&ps->excess_burst, cir, 0, frame, &ebs)) {
 		return qos_profile_errf(err, errlen, p, ps->excess_burst.line, "police-excess-burst",
 			    "[class %s] burst exceeds %llu bytes", cl->name, TB_BURST_MAX);
 	}

@@ -17,10 +17,6 @@
 struct qos_profile;
 struct qos_class_spec;
 
-/* The smallest burst "auto" and a time may give: one Ethernet frame at
- * MTU 1500, as the policer counts bytes (L2, without FCS). */
-#define QOS_POLICE_MIN_FRAME	1514
-
 enum qos_police_size_kind {
 	QOS_PSZ_UNSET,
 	QOS_PSZ_AUTO,
@@ -70,10 +66,12 @@ int qos_police_check(const struct qos_profile *p, char *err, size_t errlen);
 
 /*
  * Resolve @cl's policer against @link_bps into a map value with its buckets
- * full. Error as "FILE:LINE: KEY: reason".
+ * full; bursts derived by qosctl hold a full frame at @mtu. Error as
+ * "FILE:LINE: KEY: reason".
  */
 int qos_police_resolve(const struct qos_profile *p, const struct qos_class_spec *cl,
-		       uint64_t link_bps, struct qos_policer *pol, char *err, size_t errlen);
+		       uint64_t link_bps, uint32_t mtu, struct qos_policer *pol, char *err,
+		       size_t errlen);
 
 extern const char *const qos_color_names[TB_COLOR_MAX];
 /* The profile keys of the three colours' actions. */

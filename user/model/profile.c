@@ -190,6 +190,7 @@ static int parse_bw(struct parse_ctx *c, const char *key, const char *v, struct 
 	memset(bw, 0, sizeof(*bw));
 	bw->set = true;
 	bw->line = c->line;
+	snprintf(bw->text, sizeof(bw->text), "%s", v);
 	if (len && v[len - 1] == '%') {
 		uint64_t permille;
 
@@ -573,6 +574,21 @@ int qos_profile_find(const char *name, char *path, size_t len)
 	return qos_profile_dirs(find_in, &c) ? 0 : -ENOENT;
 }
 
+void qos_profile_rate_check(const struct qos_profile *p, int line, const char *key,
+			    const char *v, uint64_t bps, uint64_t link_bps)
+{
+	char where[PATH_MAX + 64];
+
+	snprintf(where, sizeof(where), "%s:%d: %s:", p->path, line, key);
+	qos_rate_check(where, v, bps, link_bps);
+}
+
+static void bw_check(const struct qos_profile *p, const struct qos_bw *bw, const char *key,
+		     uint64_t bps, uint64_t link_bps)
+{
+	qos_profile_rate_check(p, bw->line, key, bw->text, bps, bw->pct ? link_bps : 0);
+}
+
 int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
 		     const char *key, const char *fmt, ...)
 {
@@ -737,7 +753,7 @@ static uint64_t bw_resolve(const struct qos_bw *bw, uint64_t link)
 	return bw->bps;
 }
 
-int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t mtu,
 			struct qos_class_plan *plan, char *err, size_t errlen)
 {
 	uint64_t sum = 0;
@@ -751,7 +767,7 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 		memset(pl, 0, sizeof(*pl));
 		pl->spec = cl;
 		if (cl->police.set &&
-		    qos_police_resolve(p, cl, link_bps, &pl->police, err, errlen))
+		    qos_police_resolve(p, cl, link_bps, mtu, &pl->police, err, errlen))
 			return -EINVAL;
 		/* Without a qdisc tree, rates have nothing to shape. */
 		if (p->sched == QOS_SCHED_NONE)
@@ -777,6 +793,11 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
 				    "ceil", "[class %s] ceil %s is below its rate %s", cl->name,
 				    qos_fmt_rate(pl->ceil_bps, a, sizeof(a)),
 				    qos_fmt_rate(pl->rate_bps, b, sizeof(b)));
+		/* Warnings once the rates are resolved: a profile is parsed
+		 * also where none is due (list, the name check). */
+		bw_check(p, &cl->rate, "rate", pl->rate_bps, link_bps);
+		if (cl->ceil.set && cl->ceil.line != cl->rate.line)	/* not a copy */
+			bw_check(p, &cl->ceil, "ceil", pl->ceil_bps, link_bps);
 		sum += pl->rate_bps;
 		if (sum > link_bps + p->nclasses)	/* allow per-class rounding */
 			return qos_profile_errf(err, errlen, p, cl->rate.line, "rate",

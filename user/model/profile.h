@@ -19,6 +19,7 @@ struct qos_bw {
 	double share;		/* percent, when pct */
 	uint64_t bps;		/* bit/s, when !pct */
 	int line;
+	char text[32];		/* as written, for warnings */
 };
 
 struct qos_class_spec {
@@ -124,9 +125,19 @@ void qos_profile_free(struct qos_profile *p);
 int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
 		     const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* Resolve rates against @link_bps and check the sums. Same error form. */
-int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps,
+/* Warn (qos_rate_check) about rate @v of @key at @line, resolved to @bps
+ * (against @link_bps for a share, else 0): "FILE:LINE: KEY: ...". */
+void qos_profile_rate_check(const struct qos_profile *p, int line, const char *key,
+			    const char *v, uint64_t bps, uint64_t link_bps);
+
+/* Resolve rates against @link_bps and check the sums; policer bursts
+ * derived by qosctl hold a full frame at @mtu. Same error form. */
+int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t mtu,
 			struct qos_class_plan *plan, char *err, size_t errlen);
+
+/* Warn about every burst or byte queue the profile sets below a full frame
+ * at @mtu (it would drop, or police as red, each such frame). */
+void qos_profile_check_mtu(const struct qos_profile *p, uint32_t mtu);
 
 const struct qos_class_spec *qos_profile_class(const struct qos_profile *p,
 					       const char *name);

@@ -115,11 +115,81 @@ int qos_profile_check_ext(struct qos_profile *p, char *err, size_t len)
 	return 0;
 }
 
+static void frame_check(const struct qos_profile *p, const struct qos_class_spec *cl, int line,
+			const char *key, const char *what, uint64_t bytes, uint32_t mtu)
+{
+	if (bytes && bytes < mtu + QOS_ETH_HLEN)
+		qos_warn("%s:%d: %s: [class %s] %s of %llu bytes is less than a full frame at MTU %u (%u bytes)",
+			 p->path, line, key, cl->name, what, (unsigned long long)bytes, mtu,
+			 mtu + QOS_ETH_HLEN);
+}
+
+void qos_profile_check_mtu(const struct qos_profile *p, uint32_t mtu)
+{
+	static const char *const keys[] = { "police-burst", "police-excess-burst",
+					    "police-peak-burst" };
+	unsigned int i, k;
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = &p->classes[i];
+		const struct qos_police_size *sz[] = { &cl->police.burst, &cl->police.excess_burst,
+						       &cl->police.peak_burst };
+
+		/* maxburst is in frames of the device's MTU (txn/plan.c). */
+		if (p->sched != QOS_SCHED_NONE && !cl->maxburst)
+			frame_check(p, cl, cl->burst_line, "burst", "a burst", cl->burst, mtu);
+		if (cl->leaf == QOS_LEAF_BFIFO || p->sched == QOS_SCHED_TBF)
+			frame_check(p, cl, cl->limit_line, "limit", "a byte queue", cl->limit, mtu);
+		for (k = 0; cl->police.set && k < ARRAY_SIZE(keys); k++)
+			if (sz[k]->kind == QOS_PSZ_BYTES)
+				frame_check(p, cl, sz[k]->line, keys[k], "a bucket", sz[k]->v, mtu);
+	}
+}
+
 static uint64_t share_bps(const struct qos_bw *bw, uint64_t link)
 {
 	if (bw->pct)
 		return (uint64_t)((double)link * bw->share / 100.0 + 0.5);
 	return bw->bps;
+}
+
+/*
+ * PRIO serves a band only while the bands before it are empty: a class has
+ * its rate only if the ceilings of the classes served before it leave it
+ * that much. (HTB keeps every rate whatever the priorities; their sum is
+ * checked by qos_profile_resolve().)
+ */
+static void prio_guarantees(const struct qos_profile *p, const struct qos_class_plan *plan,
+			    uint64_t link_bps)
+{
+	char names[128], a[32], b[32], c[32], d[32];
+	unsigned int i, j;
+
+	for (i = 0; i < p->nclasses; i++) {
+		const struct qos_class_spec *cl = plan[i].spec;
+		uint64_t taken = 0;
+
+		names[0] = '\0';
+		for (j = 0; j < p->nclasses; j++) {
+			if (plan[j].spec->prio >= cl->prio)
+				continue;
+			taken += plan[j].ceil_bps;
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? ", " : "", plan[j].spec->name);
+		}
+		if (!taken || (taken < link_bps && link_bps - taken >= plan[i].rate_bps))
+			continue;
+		qos_fmt_rate(plan[i].rate_bps, a, sizeof(a));
+		qos_fmt_rate(link_bps, c, sizeof(c));
+		if (taken >= link_bps)
+			qos_warn("%s:%d: rate: [class %s] guaranteed %s, but the classes served before it (%s) may take the whole link (%s)",
+				 p->path, cl->rate.line, cl->name, a, names, c);
+		else
+			qos_warn("%s:%d: rate: [class %s] guaranteed %s, but the classes served before it (%s) may take %s of %s, leaving %s",
+				 p->path, cl->rate.line, cl->name, a, names,
+				 qos_fmt_rate(taken, b, sizeof(b)), c,
+				 qos_fmt_rate(link_bps - taken, d, sizeof(d)));
+	}
 }
 
 int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class_plan *plan,
@@ -157,5 +227,7 @@ int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class
 				    names, qos_fmt_rate(sum, a, sizeof(a)),
 				    qos_fmt_rate(max, b, sizeof(b)));
 	}
+	if (p->sched == QOS_SCHED_PRIO)
+		prio_guarantees(p, plan, link_bps);
 	return 0;
 }

@@ -62,17 +62,18 @@ static const char *ll_args(const struct qos_meta *meta, char *buf, size_t len)
 static void print_tbf(FILE *f, const char *dev, const struct qos_meta *meta, const char *where,
 		      uint32_t handle, const struct qos_meta_class *mc, uint64_t rate)
 {
+	uint32_t frame = qos_meta_frame(meta);
 	char a[16], ll[64];
 
 	fprintf(f, "tc qdisc replace dev %s %s handle %s tbf rate %llubit burst %ub limit %ub%s\n",
 		dev, where, hd(handle, a, sizeof(a)),
-		(unsigned long long)qos_ll_rate(meta, rate), qos_tree_burst(rate, mc->burst),
-		qos_tbf_limit(mc), ll_args(meta, ll, sizeof(ll)));
+		(unsigned long long)qos_ll_rate(meta, rate), qos_tree_burst(frame, rate, mc->burst),
+		qos_tbf_limit(frame, mc), ll_args(meta, ll, sizeof(ll)));
 }
 
 static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 {
-	uint32_t major = meta->qdisc_handle;
+	uint32_t major = meta->qdisc_handle, frame = qos_meta_frame(meta);
 	char a[16], b[16], where[48], ll[64];
 	unsigned int i;
 
@@ -120,8 +121,8 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 		dev, hd(major, a, sizeof(a)), hd(major | 1, b, sizeof(b)),
 		(unsigned long long)qos_ll_rate(meta, meta->rate_bps),
 		(unsigned long long)qos_ll_rate(meta, meta->rate_bps),
-		qos_htb_quantum(meta->rate_bps), qos_tree_burst(meta->rate_bps, 0),
-		qos_tree_burst(meta->rate_bps, 0), ll_args(meta, ll, sizeof(ll)));
+		qos_htb_quantum(meta->rate_bps), qos_tree_burst(frame, meta->rate_bps, 0),
+		qos_tree_burst(frame, meta->rate_bps, 0), ll_args(meta, ll, sizeof(ll)));
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
 
@@ -129,8 +130,8 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 			dev, hd(major | 1, a, sizeof(a)), hd(mc->classid, b, sizeof(b)),
 			(unsigned long long)qos_ll_rate(meta, mc->rate_bps),
 			(unsigned long long)qos_ll_rate(meta, mc->ceil_bps), mc->prio,
-			qos_htb_quantum(mc->rate_bps), qos_tree_burst(mc->rate_bps, mc->burst),
-			qos_tree_burst(mc->ceil_bps, mc->burst), ll_args(meta, ll, sizeof(ll)));
+			qos_htb_quantum(mc->rate_bps), qos_tree_burst(frame, mc->rate_bps, mc->burst),
+			qos_tree_burst(frame, mc->ceil_bps, mc->burst), ll_args(meta, ll, sizeof(ll)));
 		print_leaf(f, dev, mc->classid, mc);
 	}
 }

@@ -70,16 +70,6 @@ static void value_bytes_per_s(FILE *f, unsigned long long bps)
 #define QOS_STR_(x)	#x
 #define QOS_STR(x)	QOS_STR_(x)
 
-static const char *class_name(const struct qos_report *r, uint32_t id)
-{
-	unsigned int c;
-
-	for (c = 0; c < r->meta.nclasses; c++)
-		if (r->cls[c].mc.id == id)
-			return r->cls[c].mc.name;
-	return "";
-}
-
 static void write_info(FILE *f, const struct qos_report *const *r, unsigned int n)
 {
 	unsigned int i;
@@ -235,30 +225,29 @@ static const struct stat_family qdisc_class_families[] = {
 	      "Packets the qdisc class (or its leaf qdisc) dropped.", drops),
 	QSTAT("qosctl_qdisc_class_overlimits_total", "counter",
 	      "Times the qdisc class was over its rate and had to wait.", overlimits),
+	QSTAT("qosctl_qdisc_class_requeues_total", "counter",
+	      "Packets of the qdisc class requeued (the device was busy).", requeues),
 	QSTAT("qosctl_qdisc_class_backlog_bytes", "gauge",
 	      "Bytes queued in the qdisc class.", backlog_bytes),
 	QSTAT("qosctl_qdisc_class_backlog_packets", "gauge",
 	      "Packets queued in the qdisc class.", backlog_packets),
 };
 
-#define RSTAT(name, type, help, field) \
-	{ name, type, help, offsetof(struct qos_root_stats, field) }
-
 static const struct stat_family qdisc_root_families[] = {
-	RSTAT("qosctl_qdisc_sent_packets_total", "counter",
-	      "Packets the root qdisc sent.", s.packets),
-	RSTAT("qosctl_qdisc_sent_bytes_total", "counter",
-	      "Bytes the root qdisc sent.", s.bytes),
-	RSTAT("qosctl_qdisc_drops_total", "counter",
-	      "Packets the root qdisc and the qdiscs under it dropped.", s.drops),
-	RSTAT("qosctl_qdisc_overlimits_total", "counter",
-	      "Times the root qdisc was over its limits.", s.overlimits),
-	RSTAT("qosctl_qdisc_requeues_total", "counter",
+	QSTAT("qosctl_qdisc_sent_packets_total", "counter",
+	      "Packets the root qdisc sent.", packets),
+	QSTAT("qosctl_qdisc_sent_bytes_total", "counter",
+	      "Bytes the root qdisc sent.", bytes),
+	QSTAT("qosctl_qdisc_drops_total", "counter",
+	      "Packets the root qdisc and the qdiscs under it dropped.", drops),
+	QSTAT("qosctl_qdisc_overlimits_total", "counter",
+	      "Times the root qdisc was over its limits.", overlimits),
+	QSTAT("qosctl_qdisc_requeues_total", "counter",
 	      "Packets the root qdisc requeued (the device was busy).", requeues),
-	RSTAT("qosctl_qdisc_backlog_bytes", "gauge",
-	      "Bytes queued in the qdisc tree.", s.backlog_bytes),
-	RSTAT("qosctl_qdisc_backlog_packets", "gauge",
-	      "Packets queued in the qdisc tree.", s.backlog_packets),
+	QSTAT("qosctl_qdisc_backlog_bytes", "gauge",
+	      "Bytes queued in the qdisc tree.", backlog_bytes),
+	QSTAT("qosctl_qdisc_backlog_packets", "gauge",
+	      "Packets queued in the qdisc tree.", backlog_packets),
 };
 
 static void write_qdisc(FILE *f, const struct qos_report *const *r, unsigned int n)
@@ -325,7 +314,7 @@ static void write_rules(FILE *f, const struct qos_report *const *r, unsigned int
 				series(f, names[k], r[i]);
 				label(f, "rule", rr->name);
 				label(f, "rule_id", id);
-				label(f, "class", class_name(r[i], rr->class_id));
+				label(f, "class", qos_report_class_name(r[i], rr->class_id));
 				value(f, ctr_value(&rr->hits, k));
 			}
 	}

@@ -38,6 +38,43 @@ static void fmt_classid(uint32_t h, char *buf, size_t len)
 	snprintf(buf, len, "%x:%x", h >> 16, h & 0xffff);
 }
 
+static json_object *qstats_json(const struct qos_class_stats *q)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "sent_bytes", json_object_new_uint64(q->bytes));
+	json_object_object_add(o, "sent_packets", json_object_new_uint64(q->packets));
+	json_object_object_add(o, "drops", json_object_new_uint64(q->drops));
+	json_object_object_add(o, "overlimits", json_object_new_uint64(q->overlimits));
+	json_object_object_add(o, "requeues", json_object_new_uint64(q->requeues));
+	json_object_object_add(o, "backlog_bytes", json_object_new_uint64(q->backlog_bytes));
+	json_object_object_add(o, "backlog_packets", json_object_new_uint64(q->backlog_packets));
+	return o;
+}
+
+/* The named rules the report holds, with their hits. */
+static json_object *rules_json(const struct qos_report *r)
+{
+	json_object *o = json_object_new_object();
+	json_object *a = json_object_new_array();
+	unsigned int i;
+
+	json_object_object_add(o, "installed", json_object_new_uint64(r->nrules));
+	json_object_object_add(o, "named", json_object_new_uint64(r->nrules_named));
+	for (i = 0; i < r->nreport_rules; i++) {
+		const struct qos_report_rule *rr = &r->rules[i];
+		json_object *ro = ctr_json(&rr->hits);
+
+		json_object_object_add(ro, "id", json_object_new_uint64(rr->id));
+		json_object_object_add(ro, "name", json_object_new_string(rr->name));
+		json_object_object_add(ro, "class",
+				       json_object_new_string(qos_report_class_name(r, rr->class_id)));
+		json_object_array_add(a, ro);
+	}
+	json_object_object_add(o, "hits", a);
+	return o;
+}
+
 static json_object *class_stats_json(const struct qos_report_class *rc, bool details)
 {
 	json_object *o = json_object_new_object();
@@ -69,19 +106,8 @@ static json_object *class_stats_json(const struct qos_report_class *rc, bool det
 	}
 	if (rc->police.set)
 		json_object_object_add(o, "police", qos_police_stats_json(&rc->police));
-	if (rc->have_q) {
-		json_object *q = json_object_new_object();
-
-		json_object_object_add(q, "sent_bytes", json_object_new_uint64(rc->q.bytes));
-		json_object_object_add(q, "sent_packets", json_object_new_uint64(rc->q.packets));
-		json_object_object_add(q, "drops", json_object_new_uint64(rc->q.drops));
-		json_object_object_add(q, "overlimits", json_object_new_uint64(rc->q.overlimits));
-		json_object_object_add(q, "backlog_bytes",
-				       json_object_new_uint64(rc->q.backlog_bytes));
-		json_object_object_add(q, "backlog_packets",
-				       json_object_new_uint64(rc->q.backlog_packets));
-		json_object_object_add(o, "qdisc", q);
-	}
+	if (rc->have_q)
+		json_object_object_add(o, "qdisc", qstats_json(&rc->q));
 	return o;
 }
 
@@ -117,6 +143,9 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned i
 			json_object_object_add(unp, qos_dir_names[d], dir);
 		}
 		json_object_object_add(o, "unparsed", unp);
+		if (r->have_root)
+			json_object_object_add(o, "qdisc", qstats_json(&r->root));
+		json_object_object_add(o, "rules", rules_json(r));
 		print_json(f, o);
 		return;
 	}

@@ -105,6 +105,14 @@ static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned
 	}
 }
 
+/* -s: what the packet and drop columns leave out of a qdisc's statistics. */
+static void queue_detail(FILE *f, const struct qos_class_stats *q)
+{
+	fprintf(f, "%-*s overlimits %llu, requeues %llu, backlog %llub %llup\n", LW, "",
+		(unsigned long long)q->overlimits, (unsigned long long)q->requeues,
+		(unsigned long long)q->backlog_bytes, (unsigned long long)q->backlog_packets);
+}
+
 /* -s: policer colours (both families, or each), then the class's queue. */
 static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
 {
@@ -133,9 +141,44 @@ static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
 		return;
 	row(f, lw, label(lb, sizeof(lb), fams, "", "queue", ""), rc->q.packets, rc->q.bytes, "",
 	    num(rc->q.drops, qd, sizeof(qd)));
-	fprintf(f, "%-*s overlimits %llu, backlog %llub %llup\n", LW, "",
-		(unsigned long long)rc->q.overlimits, (unsigned long long)rc->q.backlog_bytes,
-		(unsigned long long)rc->q.backlog_packets);
+	queue_detail(f, &rc->q);
+}
+
+/* The root qdisc: everything the tree sent and dropped, whatever dropped it. */
+static void root_rows(FILE *f, const struct qos_report *r, unsigned int view)
+{
+	bool fams = view & QOS_STATS_FAMILY;
+	char lb[64], kind[24], qd[24];
+
+	if (!r->have_root)
+		return;
+	snprintf(kind, sizeof(kind), "root %s", qos_sched_name(r->meta.sched));
+	label(lb, sizeof(lb), fams, kind, qos_dir_names[QOS_DIR_EGRESS], "-");
+	row(f, fams ? LW_FAM : LW, lb, r->root.packets, r->root.bytes, "",
+	    num(r->root.drops, qd, sizeof(qd)));
+	if (view & QOS_STATS_DETAILS)
+		queue_detail(f, &r->root);
+}
+
+/* -s: the named rules' hits, lowest ids first. */
+static void rule_rows(FILE *f, const struct qos_report *r, unsigned int view)
+{
+	int lw = view & QOS_STATS_FAMILY ? LW_FAM : LW;
+	char lb[64];
+	unsigned int i;
+
+	fprintf(f, "rules: %u installed, %u named", r->nrules, r->nrules_named);
+	if (r->nrules_named > r->nreport_rules)
+		fprintf(f, ", the first %u shown", r->nreport_rules);
+	fputc('\n', f);
+	for (i = 0; i < r->nreport_rules; i++) {
+		const struct qos_report_rule *rr = &r->rules[i];
+
+		snprintf(lb, sizeof(lb), "rule %s", rr->name);
+		fprintf(f, "%-*.*s %16llu %20llu  id %u class %s\n", lw, lw, lb,
+			(unsigned long long)rr->hits.packets, (unsigned long long)rr->hits.bytes,
+			rr->id, qos_report_class_name(r, rr->class_id));
+	}
 }
 
 static void unparsed_rows(FILE *f, const struct qos_report *r, unsigned int view)
@@ -159,6 +202,15 @@ static void unparsed_rows(FILE *f, const struct qos_report *r, unsigned int view
 			    NULL);
 		}
 	}
+}
+
+static void wide_qdisc(FILE *f, const char *a, const char *b, const struct qos_class_stats *q)
+{
+	fprintf(f, "%-10s %-8s sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, requeues %llu, backlog %llub %llup\n",
+		a, b, (unsigned long long)q->bytes, (unsigned long long)q->packets,
+		(unsigned long long)q->drops, (unsigned long long)q->overlimits,
+		(unsigned long long)q->requeues, (unsigned long long)q->backlog_bytes,
+		(unsigned long long)q->backlog_packets);
 }
 
 /* The full table: a column pair per family. */
@@ -192,13 +244,10 @@ static void wide(FILE *f, const struct qos_report *r, bool details)
 		if (rc->police.set)
 			qos_police_print_stats(f, &rc->police);
 		if (rc->have_q)
-			fprintf(f, "%-10s qdisc    sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, backlog %llub %llup\n",
-				"", (unsigned long long)rc->q.bytes,
-				(unsigned long long)rc->q.packets, (unsigned long long)rc->q.drops,
-				(unsigned long long)rc->q.overlimits,
-				(unsigned long long)rc->q.backlog_bytes,
-				(unsigned long long)rc->q.backlog_packets);
+			wide_qdisc(f, "", "qdisc", &rc->q);
 	}
+	if (r->have_root)
+		wide_qdisc(f, "root", qos_sched_name(r->meta.sched), &r->root);
 	fprintf(f, "unparsed (passed untouched):");
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
@@ -217,6 +266,8 @@ void qos_stats_text(FILE *f, const struct qos_report *r, unsigned int view)
 		qos_fmt_rate(r->meta.rate_bps, rate, sizeof(rate)));
 	if (view & QOS_STATS_WIDE) {
 		wide(f, r, view & QOS_STATS_DETAILS);
+		if (view & QOS_STATS_DETAILS)
+			rule_rows(f, r, view);
 		return;
 	}
 	if (fams)
@@ -231,5 +282,8 @@ void qos_stats_text(FILE *f, const struct qos_report *r, unsigned int view)
 		if (view & QOS_STATS_DETAILS)
 			class_details(f, &r->cls[i], fams);
 	}
+	root_rows(f, r, view);
 	unparsed_rows(f, r, view);
+	if (view & QOS_STATS_DETAILS)
+		rule_rows(f, r, view);
 }

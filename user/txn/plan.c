@@ -20,7 +20,8 @@
 /* The qdisc part of @meta (classids, resolved rates, leaves this kernel
  * has and their limits). */
 static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *plan,
-		     uint64_t link_bps, struct qos_meta *meta, char *err, size_t errlen)
+		     uint64_t link_bps, uint32_t mtu, struct qos_meta *meta, char *err,
+		     size_t errlen)
 {
 	bool tree = p->sched != QOS_SCHED_NONE;
 	int have_htb = 0, have_fq_codel = 0, have_prio = 0, have_tbf = 0;
@@ -58,6 +59,7 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 	meta->sched = p->sched;
 	meta->qdisc_handle = tree ? p->handle_major << 16 : 0;
 	meta->rate_bps = link_bps;
+	meta->mtu = mtu;
 	meta->nclasses = p->nclasses;
 	meta->default_class = qos_profile_class(p, p->default_class)->id;
 	for (i = 0; i < p->nclasses; i++) {
@@ -73,7 +75,8 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 		mc->rate_bps = plan[i].rate_bps;
 		mc->ceil_bps = plan[i].ceil_bps;
 		mc->prio = cl->prio;
-		mc->burst = cl->burst;
+		/* maxburst counts full frames: the device's. */
+		mc->burst = cl->maxburst ? cl->maxburst * qos_meta_frame(meta) : cl->burst;
 		mc->leaf = cl->leaf;
 		if (mc->leaf == QOS_LEAF_AUTO)
 			mc->leaf = have_fq_codel ? QOS_LEAF_FQ_CODEL : QOS_LEAF_BFIFO;
@@ -91,7 +94,7 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 			/* Bytes that drain in leaf-delay at the class ceiling. */
 			mc->leaf_limit = cl->limit ? cl->limit :
 				qos_clamp_u32(mc->ceil_bps / 8 * p->leaf_delay_ns / 1000000000ULL,
-					      2 * QOS_MTU_FRAME, UINT32_MAX);
+					      2 * qos_meta_frame(meta), UINT32_MAX);
 			break;
 		default:
 			mc->leaf_limit = cl->limit;
@@ -123,7 +126,7 @@ static int ll_plan(const struct qos_profile *p, const struct qos_ll_spec *cli,
 }
 
 int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
-		     struct qos_plan *plan, char *err, size_t errlen)
+		     uint32_t mtu, struct qos_plan *plan, char *err, size_t errlen)
 {
 	struct qos_class_plan cp[QOS_MAX_CLASSES];
 	static struct qos_profile p;
@@ -134,12 +137,13 @@ int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_sp
 	ret = qos_profile_load(name, &p, err, errlen);
 	if (ret)
 		return ret;
-	ret = qos_profile_resolve(&p, link_bps, cp, err, errlen);
+	qos_profile_check_mtu(&p, mtu);
+	ret = qos_profile_resolve(&p, link_bps, mtu, cp, err, errlen);
 	if (ret)
 		goto out;
 	/* fill_cfg clears the whole value, the meta in it included. */
 	qos_profile_fill_cfg(&p, &plan->cfg);
-	ret = tree_plan(&p, cp, link_bps, &plan->cfg.meta, err, errlen);
+	ret = tree_plan(&p, cp, link_bps, mtu, &plan->cfg.meta, err, errlen);
 	ret = ret ?: ll_plan(&p, ll, link_bps, &plan->cfg.meta, err, errlen);
 	if (ret)
 		goto out;

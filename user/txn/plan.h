@@ -24,10 +24,12 @@ struct qos_plan {
 	uint32_t rule_entries;			/* capacity of the rule table */
 };
 
-/* From profile @name at @link_bps, with the link-layer keys of the command
- * line (@ll, NULL for none) over the profile's. The profile's rules only. */
+/* From profile @name at @link_bps on a device of @mtu (its bursts and
+ * byte queues sized for a full frame, warnings for those the profile sets
+ * smaller), with the link-layer keys of the command line (@ll, NULL for
+ * none) over the profile's. The profile's rules only. */
 int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
-		     struct qos_plan *plan, char *err, size_t errlen);
+		     uint32_t mtu, struct qos_plan *plan, char *err, size_t errlen);
 /* Keep the live rules (`qosctl rule add`) of what @dev runs in @plan. */
 int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *err,
 		       size_t errlen);

@@ -244,6 +244,7 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 {
 	struct qos_plan next;
 	struct qos_undo undo;
+	uint32_t mtu;
 	int ret;
 
 	if (confirm_secs && qos_txn_pending(dev) >= 0) {
@@ -252,7 +253,14 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 			 dev->name, dev->name);
 		return -EBUSY;
 	}
-	ret = qos_plan_profile(profile, link_bps, ll, &next, err, errlen);
+	ret = qos_link_mtu(dev->ifindex, &mtu);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: reading its MTU: %s", dev->name, strerror(-ret));
+		return ret;
+	}
+	ret = qos_plan_profile(profile, link_bps, ll, mtu, &next, err, errlen);
+	/* --strict: the plan's warnings refuse it before anything changes. */
+	ret = ret ?: qos_strict_check(err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
 	ret = ret ?: check_foreign(dev, &next, err, errlen);
 	if (ret)
