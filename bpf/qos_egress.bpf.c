@@ -42,6 +42,18 @@ static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const str
 		skb->priority = cfg->classid[cls];
 }
 
+/*
+ * The rewrite as a global function, verified once on its own rather than
+ * on every classification path that ends in it (as qos_police_step() at
+ * ingress). 0 on success, as qos_remark().
+ */
+__noinline int qos_egress_remark(struct __sk_buff *skb, const struct qos_pkt *pkt, __u32 dscp)
+{
+	if (!skb || !pkt)
+		return -1;
+	return qos_remark(skb, pkt, dscp & (QOS_DSCP_MAX - 1));
+}
+
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
 {
@@ -84,7 +96,7 @@ int qos_egress(struct __sk_buff *skb)
 	if (!(remark & QOS_REMARK_F) && (cfg->flags & QOS_CFG_F_WASH))
 		remark = QOS_REMARK_F;
 	if ((remark & QOS_REMARK_F) && pkt.dscp != (remark & (QOS_DSCP_MAX - 1)) &&
-	    !qos_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
+	    !qos_egress_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
 		verdict = QOS_V_REMARK;
 	qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 	return TC_ACT_UNSPEC;

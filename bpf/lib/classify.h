@@ -96,34 +96,47 @@ static __always_inline __u32 qos_classify_nd(struct __sk_buff *skb, const struct
 
 /*
  * Pure TCP acknowledgements (ACK set; no SYN, FIN or RST; no payload; not a
- * fragment) of the default class into the ACK class, both families and the
- * inner IPv6 of 6in4. On an asymmetric link the ACKs of a download queue
+ * fragment; no IPv6 extension header) of the default class into the ACK
+ * class, both families and the inner IPv6 of 6in4. On an asymmetric link the ACKs of a download queue
  * behind the upload and hold the download back (sqm-scripts and CAKE's
  * ack-filter address the same problem). Only the default class: an ACK
  * whose DSCP put it in a class of its own stays there. A header that cannot
  * be read leaves the class as it is.
  */
-static __always_inline __u32 qos_classify_ack(struct __sk_buff *skb, const struct qos_cfg *cfg,
-					      struct qos_pkt *pkt, __u32 cls)
+/*
+ * 1 if the TCP header at @l4_off is a pure ACK whose packet ends at
+ * @l3_end. A global function, so the verifier checks it once rather than
+ * on every path of the caller that reaches it (inlined, it tripled the
+ * verification of both programs); __weak because both program files
+ * include it and the linked object keeps one.
+ */
+__noinline __weak int qos_tcp_pure_ack(struct __sk_buff *skb, __u32 l4_off, __u32 l3_end)
 {
 	__u32 hlen;
 	__u8 th[2];
 
+	/* Data offset and flags: bytes 12 and 13 of the TCP header. */
+	if (!skb || bpf_skb_load_bytes(skb, l4_off + 12, th, sizeof(th)))
+		return 0;
+	hlen = (th[0] >> 4) * 4;
+	if (hlen < 20 || l4_off + hlen != l3_end)
+		return 0;
+	return (th[1] & (QOS_TCP_ACK | QOS_TCP_SYN | QOS_TCP_FIN | QOS_TCP_RST)) == QOS_TCP_ACK;
+}
+
+static __always_inline __u32 qos_classify_ack(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					      struct qos_pkt *pkt, __u32 cls)
+{
 	if (!cfg->ack_class || cls != (cfg->default_class & (QOS_MAX_CLASSES - 1)))
 		return cls;
-	/* Extension headers not walked yet (no protocol rule did). */
-	if (pkt->table == QOS_TABLE_IPV6 && qos_ipv6_is_ext(pkt->proto) &&
-	    qos_parse_ipv6_ext(skb, pkt) != QOS_UNP_NONE)
+	/* TCP right after the IP header only: walking IPv6 extension headers
+	 * here too would cost the verifier more than the rest of the program
+	 * (an ACK carries none in practice), and whether a protocol rule
+	 * walked them must not change the answer. */
+	if (pkt->proto != IPPROTO_TCP || pkt->frag ||
+	    (pkt->table == QOS_TABLE_IPV6 && pkt->l4_off != pkt->l3_off + sizeof(struct ipv6hdr)))
 		return cls;
-	if (pkt->proto != IPPROTO_TCP || pkt->frag)
-		return cls;
-	/* Data offset and flags: bytes 12 and 13 of the TCP header. */
-	if (bpf_skb_load_bytes(skb, pkt->l4_off + 12, th, sizeof(th)))
-		return cls;
-	hlen = (th[0] >> 4) * 4;
-	if (hlen < 20 || pkt->l4_off + hlen != pkt->l3_end)
-		return cls;
-	if ((th[1] & (QOS_TCP_ACK | QOS_TCP_SYN | QOS_TCP_FIN | QOS_TCP_RST)) != QOS_TCP_ACK)
+	if (!qos_tcp_pure_ack(skb, pkt->l4_off, pkt->l3_end))
 		return cls;
 	return cfg->ack_class & (QOS_MAX_CLASSES - 1);
 }
