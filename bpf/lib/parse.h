@@ -228,6 +228,10 @@ static __always_inline int qos_parse_ipv6_ext(struct __sk_buff *skb, struct qos_
 	__u32 hlen;
 	int i;
 
+	/* Unrolled: as a loop, clang may lay it out so that its last block
+	 * falls through into its head, a back-edge the 6.1 verifier refuses
+	 * ("back-edge from insn N to N+1") even where it accepts loops. */
+#pragma unroll
 	for (i = 0; i < QOS_IPV6_EXT_MAX; i++) {
 		if (!qos_ipv6_is_ext(nh)) {
 			pkt->proto = nh;
