@@ -13,7 +13,7 @@
 #               default: Debian's 6.1 kernel
 #
 # Environment:
-#   VMCHECK_TIMEOUT  seconds one VM may run before it is killed (default 2400)
+#   VMCHECK_TIMEOUT  seconds one VM may run before it is killed (default 2700)
 #   VMCHECK_MEMORY   guest memory (default 2G)
 #   VMCHECK_CPUS     guest CPUs (default 2)
 #   VMCHECK_SUITE    vm (default): the suites whose outcome depends on the
@@ -257,7 +257,7 @@ shift
 case $out in /*) ;; *) die "OUTPUT_DIR must be an absolute path (got '$out')" ;; esac
 out=${out%/}
 
-vm_timeout=${VMCHECK_TIMEOUT:-2400}
+vm_timeout=${VMCHECK_TIMEOUT:-2700}
 vm_memory=${VMCHECK_MEMORY:-2G}
 vm_cpus=${VMCHECK_CPUS:-2}
 vm_suite=${VMCHECK_SUITE:-vm}

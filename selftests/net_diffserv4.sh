@@ -53,8 +53,9 @@ stats=$(qosctl_ns "$R" stats dev "$R_IF2" -j)
 be_drops=$(jq '.classes[] | select(.name == "be") | .qdisc.drops' <<<"$stats")
 nc_drops=$(jq '.classes[] | select(.name == "nc") | .qdisc.drops' <<<"$stats")
 nc_pkts=$(jq '.classes[] | select(.name == "nc") | .egress.ipv4.packets + .egress.ipv6.packets' <<<"$stats")
+# The premise, not the claim: an emulated guest may not push 40 Mbit/s.
 [ "${be_drops:-0}" -gt 0 ]
-check_err $? "best effort dropped nothing: the link was not congested"
+xfail_on_slow check_err $? "best effort dropped nothing: the link was not congested"
 [ "${nc_drops:-1}" -eq 0 ] && [ "${nc_pkts:-0}" -ge $((2 * COUNT)) ]
 check_err $? "nc: $nc_pkts packets, $nc_drops dropped"
 log_test "flood congested BE ($be_drops drops), nc queued $nc_pkts, dropped ${nc_drops}"
