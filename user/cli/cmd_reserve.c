@@ -237,11 +237,6 @@ static int reserve_del(const char *name, int argc, char **argv, char *err, size_
 	return ret;
 }
 
-static json_object *rate_json(uint64_t bps)
-{
-	return json_object_new_uint64(bps);
-}
-
 static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, uint64_t now,
 		      uint64_t sum, const char *dev)
 {
@@ -251,14 +246,14 @@ static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, 
 
 	json_object_object_add(o, "dev", json_object_new_string(dev));
 	json_object_object_add(o, "class", meta->reserve_class ?
-			       json_object_new_string(qos_meta_class_name(meta, meta->reserve_class)) :
+			       json_object_new_string(qos_meta_class_name(meta, meta->reserve_class) ?: "?") :
 			       NULL);
-	json_object_object_add(o, "ceil_bps", rate_json(meta->reserve_ceil_bps));
+	json_object_object_add(o, "ceil_bps", json_object_new_uint64(meta->reserve_ceil_bps));
 	json_object_object_add(o, "headroom_pct", json_object_new_int(meta->reserve_headroom_pct));
-	json_object_object_add(o, "admits_bps", rate_json(meta->reserve_cap_bps));
-	json_object_object_add(o, "reserved_bps", rate_json(sum));
+	json_object_object_add(o, "admits_bps", json_object_new_uint64(meta->reserve_cap_bps));
+	json_object_object_add(o, "reserved_bps", json_object_new_uint64(sum));
 	json_object_object_add(o, "free_bps",
-			       rate_json(meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0));
+			       json_object_new_uint64(meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0));
 	for (i = 0; i < cur->n; i++) {
 		const struct qos_rule *r = &cur->r[i];
 		json_object *e;
@@ -270,7 +265,7 @@ static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, 
 		json_object_object_add(e, "match",
 				       json_object_new_string(qos_rule_fmt_match(r, match,
 										 sizeof(match))));
-		json_object_object_add(e, "rate_bps", rate_json(r->police_bps));
+		json_object_object_add(e, "rate_bps", json_object_new_uint64(r->police_bps));
 		json_object_object_add(e, "burst_bytes", json_object_new_uint64(r->police_burst));
 		json_object_object_add(e, "expires_in_s", r->expires_ns ?
 				       json_object_new_int64(r->expires_ns > now ?
@@ -317,7 +312,7 @@ static int reserve_list(const char *name, int argc, char **argv, char *err, size
 		goto out;
 	}
 	printf("dev %s: class %s admits %s (ceiling %s less %u%%): %s reserved, %s free\n", name,
-	       qos_meta_class_name(meta, meta->reserve_class),
+	       qos_meta_class_name(meta, meta->reserve_class) ?: "?",
 	       qos_fmt_rate(meta->reserve_cap_bps, a, sizeof(a)),
 	       qos_fmt_rate(meta->reserve_ceil_bps, b, sizeof(b)), meta->reserve_headroom_pct,
 	       qos_fmt_rate(sum, c, sizeof(c)),
@@ -363,6 +358,66 @@ int do_reserve_list(int argc, char **argv)
 	return cli_on_dev(argc, argv, reserve_list);
 }
 
+/* Request @i of a reservation file into @q and its device into *@dev. */
+static int read_request(json_object *e, size_t i, const char *path, struct request *q,
+			const char **dev, char *err, size_t errlen)
+{
+	char msg[384];
+
+	qos_rule_init(&q->r);
+	if (!json_object_is_type(e, json_type_object)) {
+		snprintf(err, errlen, "%s: reservations[%zu]: not an object", path, i);
+		return -EINVAL;
+	}
+	json_object_object_foreach(e, key, val) {
+		const char *v = json_object_get_string(val);
+
+		if (!json_object_is_type(val, json_type_string) &&
+		    !json_object_is_type(val, json_type_int)) {
+			snprintf(err, errlen, "%s: reservations[%zu].%s: not a string or a number",
+				 path, i, key);
+			return -EINVAL;
+		}
+		if (!strcmp(key, "dev")) {
+			*dev = v;
+		} else if (request_set(q, key, v, msg, sizeof(msg))) {
+			snprintf(err, errlen, "%s: reservations[%zu].%s", path, i, msg);
+			return -EINVAL;
+		}
+	}
+	if (!*dev) {
+		snprintf(err, errlen, "%s: reservations[%zu]: no \"dev\"", path, i);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The requests from @first on whose device is @dev, in one transaction. */
+static int apply_dev(const char *dev, const char **devs, struct request *qs, size_t first,
+		     size_t n, char *err, size_t errlen)
+{
+	struct qos_rules cur = {};
+	struct qos_dev d;
+	size_t j, k = 0;
+	int ret;
+
+	ret = open_locked(&d, dev, &cur, err, errlen);
+	if (ret)
+		return ret;
+	for (j = first; j < n && !ret; j++) {
+		if (strcmp(devs[j], dev))
+			continue;
+		ret = admit(&cur, &d.cfg.meta, &qs[j], true, dev, err, errlen);
+		k++;
+	}
+	ret = ret ?: qos_txn_rules(&d, &cur, err, errlen);
+	if (!ret)
+		printf("dev %s: %zu reservation%s in force\n", dev, k, k == 1 ? "" : "s");
+	qos_rules_free(&cur);
+	qos_txn_close(&d);
+	return ret;
+}
+
 /*
  * reserve apply FILE: {"reservations": [{"dev": ..., "id": ..., "rate": ...,
  * ...}, ...]} (or the bare array), as a bandwidth broker would send. Every
@@ -405,64 +460,14 @@ static int apply_file(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
 	}
+	for (i = 0; i < n && !ret; i++)
+		ret = read_request(json_object_array_get_idx(arr, i), i, path, &qs[i], &devs[i], err,
+				   errlen);
 	for (i = 0; i < n && !ret; i++) {
-		json_object *e = json_object_array_get_idx(arr, i);
-		char msg[384];
-
-		qos_rule_init(&qs[i].r);
-		if (!json_object_is_type(e, json_type_object)) {
-			snprintf(err, errlen, "%s: reservations[%zu]: not an object", path, i);
-			ret = -EINVAL;
-			break;
-		}
-		json_object_object_foreach(e, key, val) {
-			const char *v = json_object_get_string(val);
-
-			if (!json_object_is_type(val, json_type_string) &&
-			    !json_object_is_type(val, json_type_int)) {
-				snprintf(err, errlen, "%s: reservations[%zu].%s: not a string or a number",
-					 path, i, key);
-				ret = -EINVAL;
-				break;
-			}
-			if (!strcmp(key, "dev")) {
-				devs[i] = v;
-				continue;
-			}
-			ret = request_set(&qs[i], key, v, msg, sizeof(msg));
-			if (ret) {
-				snprintf(err, errlen, "%s: reservations[%zu].%s", path, i, msg);
-				break;
-			}
-		}
-		if (!ret && !devs[i]) {
-			snprintf(err, errlen, "%s: reservations[%zu]: no \"dev\"", path, i);
-			ret = -EINVAL;
-		}
-	}
-	for (i = 0; i < n && !ret; i++) {
-		struct qos_rules cur = {};
-		struct qos_dev dev;
-		size_t k = 0;
-
 		for (j = 0; j < i && strcmp(devs[j], devs[i]); j++)
 			;
-		if (j < i)
-			continue;	/* done with its first request */
-		ret = open_locked(&dev, devs[i], &cur, err, errlen);
-		if (ret)
-			break;
-		for (j = i; j < n && !ret; j++) {
-			if (strcmp(devs[j], devs[i]))
-				continue;
-			ret = admit(&cur, &dev.cfg.meta, &qs[j], true, devs[i], err, errlen);
-			k++;
-		}
-		ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
-		if (!ret)
-			printf("dev %s: %zu reservation%s in force\n", devs[i], k, k == 1 ? "" : "s");
-		qos_rules_free(&cur);
-		qos_txn_close(&dev);
+		if (j == i)	/* the first request of its device */
+			ret = apply_dev(devs[i], devs, qs, i, n, err, errlen);
 	}
 out:
 	free(qs);

@@ -47,7 +47,7 @@ const char *qos_meta_class_name(const struct qos_meta *meta, uint32_t id)
 	for (i = 0; i < meta->nclasses && i < QOS_MAX_CLASSES; i++)
 		if (meta->classes[i].id == id)
 			return meta->classes[i].name;
-	return "?";
+	return NULL;
 }
 
 void qos_reserve_bind(struct qos_rule *r, const struct qos_meta *meta)
@@ -56,11 +56,12 @@ void qos_reserve_bind(struct qos_rule *r, const struct qos_meta *meta)
 	r->profile = false;
 	r->class_id = meta->reserve_class;
 	snprintf(r->class_name, sizeof(r->class_name), "%s",
-		 qos_meta_class_name(meta, meta->reserve_class));
+		 qos_meta_class_name(meta, meta->reserve_class) ?: "?");
 	r->police_act.type = meta->reserve_exceed;
 	r->police_act.arg = meta->reserve_exceed == QOS_PA_DEMOTE ? meta->default_class : 0;
 	snprintf(r->police_demote, sizeof(r->police_demote), "%s",
-		 meta->reserve_exceed == QOS_PA_DEMOTE ? qos_meta_class_name(meta, meta->default_class) : "");
+		 meta->reserve_exceed == QOS_PA_DEMOTE ?
+		 qos_meta_class_name(meta, meta->default_class) ?: "?" : "");
 }
 
 int qos_reserve_fit(struct qos_rules *l, const struct qos_meta *meta, const char *dev,
@@ -85,7 +86,7 @@ int qos_reserve_fit(struct qos_rules *l, const struct qos_meta *meta, const char
 		snprintf(err, errlen,
 			 "dev %s: %s: reservations would take %s of class %s, which admits %s "
 			 "(its ceiling %s less %u%% headroom)", dev, why,
-			 qos_fmt_rate(sum, a, sizeof(a)), qos_meta_class_name(meta, meta->reserve_class),
+			 qos_fmt_rate(sum, a, sizeof(a)), qos_meta_class_name(meta, meta->reserve_class) ?: "?",
 			 qos_fmt_rate(meta->reserve_cap_bps, b, sizeof(b)),
 			 qos_fmt_rate(meta->reserve_ceil_bps, c, sizeof(c)),
 			 meta->reserve_headroom_pct);

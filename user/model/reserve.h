@@ -14,7 +14,7 @@
 
 #include "model/rule.h"
 
-/* The name of class @id in @meta, "?" if it has none. */
+/* The name of class @id in @meta, NULL if it has none. */
 const char *qos_meta_class_name(const struct qos_meta *meta, uint32_t id);
 
 /* A reservation of @l that has not expired at @now. */

@@ -20,6 +20,7 @@
 #include "out/dryrun.h"
 #include "kernel/bpfobj.h"
 #include "model/profile.h"
+#include "model/reserve.h"
 #include "kernel/qdisc.h"
 #include "lib/util.h"
 #include "model/linklayer.h"
@@ -138,12 +139,7 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 
 static const char *class_name(const struct qos_meta *meta, uint32_t id)
 {
-	unsigned int i;
-
-	for (i = 0; i < meta->nclasses; i++)
-		if (meta->classes[i].id == id)
-			return meta->classes[i].name;
-	return "-";
+	return qos_meta_class_name(meta, id) ?: "-";
 }
 
 /* DSCP table of one family as runs: "0-7 be(3), 8 lbe(4), ...". */
