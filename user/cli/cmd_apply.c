@@ -78,6 +78,10 @@ int do_apply(int argc, char **argv)
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
 	if (!ret) {
 		ret = qos_txn_apply(&dev, argv[0], bps, &a.ll, opt.confirm, err, sizeof(err));
+		/* Under the lock, from what the installer read back from the
+		 * kernel to verify it: what is printed is what was installed. */
+		if (!ret)
+			qos_print_applied(stdout, dev.name, &dev.cfg.meta);
 		qos_txn_close(&dev);
 	}
 	if (ret) {
@@ -85,7 +89,7 @@ int do_apply(int argc, char **argv)
 		return -1;
 	}
 	if (opt.confirm)
-		printf("dev %s: applied; rolls back in %us unless 'qosctl confirm dev %s'\n",
+		printf("dev %s: rolls back in %us unless 'qosctl confirm dev %s'\n",
 		       a.dev, opt.confirm, a.dev);
 	return 0;
 }

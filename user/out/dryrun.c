@@ -194,6 +194,33 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
 
 #define MIB(b)	((double)(b) / (1 << 20))
 
+/*
+ * One line after a successful apply: the tree as the kernel now has it,
+ * rates as resolved (a class's share of the link in bit/s, not the
+ * profile's percentage), so a wrong unit shows at once.
+ */
+void qos_print_applied(FILE *f, const char *ifname, const struct qos_meta *meta)
+{
+	char a[32], b[32], ll[64];
+	unsigned int i;
+
+	fprintf(f, "dev %s: applied %s at %s%s", ifname, meta->profile,
+		qos_fmt_rate(meta->rate_bps, a, sizeof(a)), ll_args(meta, ll, sizeof(ll)));
+	if (meta->sched == QOS_SCHED_NONE) {
+		fputs(", policing only (root qdisc untouched)\n", f);
+		return;
+	}
+	fprintf(f, ", %s", qos_sched_name(meta->sched));
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class *mc = &meta->classes[i];
+
+		fprintf(f, "%s %s rate %s ceil %s prio %u", i ? ";" : ":", mc->name,
+			qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
+			qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio);
+	}
+	fputc('\n', f);
+}
+
 void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries)
 {
 	int ncpus = libbpf_num_possible_cpus();
