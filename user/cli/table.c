@@ -131,12 +131,10 @@ static const struct cli_word w_probe_listen = {
 };
 
 static const struct cli_word w_probe_dev = {
-	"dev", "IFACE", CV_IFACE, "--continuous: publish the SLA verdict for 'qosctl show dev IFACE'"
+	"dev", "IFACE", CV_IFACE, "publish the SLA verdict for 'show dev IFACE'"
 };
 static const struct cli_word w_probe_state = {
-	"state", "NAME", CV_NONE,
-	"with dev: the probe's directory under /run/qosctl-probe; the unit's, or pid-PID, "
-	"if not given"
+	"state", "NAME", CV_NONE, "with dev: the name of the probe's state directory"
 };
 
 static const struct cli_word w_sla = {
