@@ -130,6 +130,13 @@ static const struct cli_word w_probe_listen = {
 	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
 };
 
+static const struct cli_word w_probe_dev = {
+	"dev", "IFACE", CV_IFACE, "publish the SLA verdict for 'show dev IFACE'"
+};
+static const struct cli_word w_probe_state = {
+	"state", "NAME", CV_NONE, "with dev: the name of the probe's state directory"
+};
+
 static const struct cli_word w_sla = {
 	"sla", "CLASS", CV_NONE, "the class an SLA (delay-p99, loss) is checked for"
 };
@@ -244,7 +251,7 @@ static const struct cli_cmd probe_cmds[] = {
 		.group = "probe",
 		.synopsis = "ADDRESS [port PORT] [class CLASS] [interval TIME] [count N] "
 			    "[profile PROFILE] [sla CLASS [delay-p99 TIME] [loss PERCENT]] "
-			    "[-j | --continuous --listen ADDRESS]",
+			    "[-j | --continuous --listen ADDRESS [dev IFACE [state NAME]]]",
 		.summary = "delay, jitter and loss per class to a STAMP reflector",
 		.help = "Send COUNT STAMP test packets per class to the reflector at ADDRESS, "
 			"each class with its DSCP (and IPv6 flow label, for a class a "
@@ -253,9 +260,11 @@ static const struct cli_cmd probe_cmds[] = {
 			"jitter, loss, duplicates, reordering and the DSCP the reflector "
 			"received (RFC 8972 Class of Service TLV). With --continuous, "
 			"probe in windows of COUNT until stopped and serve the metrics "
-			"(histograms, loss, the SLA's verdict) on --listen.",
+			"(histograms, loss, the SLA's verdict) on --listen; with dev, "
+			"also publish the verdict of each window for 'qosctl show dev IFACE'.",
 		.words = WORDS(&w_target, &w_port, &w_probe_class, &w_interval, &w_probe_count,
-			       &w_probe_profile, &w_sla, &w_delay_p99, &w_loss),
+			       &w_probe_profile, &w_sla, &w_delay_p99, &w_loss, &w_probe_dev,
+			       &w_probe_state),
 		.opts = O_BIT(O_JSON) | O_BIT(O_CONTINUOUS) | O_BIT(O_LISTEN),
 		.fn = do_probe_send,
 	},

@@ -209,8 +209,63 @@ static json_object *show_class_json(const struct qos_report *r, unsigned int i,
 	return c;
 }
 
+/* The probes' SLA verdicts: per probe, target, family and class. */
+static json_object *sla_json(const struct pstate_sla *sla, int nsla)
+{
+	json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < nsla; i++) {
+		const struct pstate_sla *s = &sla[i];
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "probe", json_object_new_string(s->probe));
+		json_object_object_add(e, "target", json_object_new_string(s->target));
+		json_object_object_add(e, "family", json_object_new_string(s->family));
+		json_object_object_add(e, "class", json_object_new_string(s->cls));
+		json_object_object_add(e, "delay_p99_ns", json_object_new_int64(s->delay_p99_ns));
+		json_object_object_add(e, "delay_p99_bound_ns", s->delay_p99_bound_ns ?
+				       json_object_new_uint64(s->delay_p99_bound_ns) : NULL);
+		json_object_object_add(e, "loss_pct", json_object_new_double(s->loss_pct));
+		json_object_object_add(e, "loss_bound_pct", s->loss_bound_pct >= 0 ?
+				       json_object_new_double(s->loss_bound_pct) : NULL);
+		json_object_object_add(e, "windows", json_object_new_uint64(s->windows));
+		json_object_object_add(e, "age_ns", json_object_new_uint64(s->age_ns));
+		json_object_object_add(e, "verdict",
+				       json_object_new_string(pstate_verdict_names[s->verdict]));
+		json_object_array_add(a, e);
+	}
+	return a;
+}
+
+static void show_sla(FILE *f, const struct pstate_sla *sla, int nsla)
+{
+	char d[48], l[48];
+	int i;
+
+	fprintf(f, "%-16s %-24s %-6s %-10s %-20s %-16s %7s %5s %s\n", "sla probe", "target",
+		"family", "class", "rtt-p99 ms (bound)", "loss % (bound)", "windows", "age s",
+		"verdict");
+	for (i = 0; i < nsla; i++) {
+		const struct pstate_sla *s = &sla[i];
+		int n;
+
+		n = snprintf(d, sizeof(d), "%.3f ", s->delay_p99_ns / 1e6);
+		snprintf(d + n, sizeof(d) - n, s->delay_p99_bound_ns ? "(%.3f)" : "(-)",
+			 s->delay_p99_bound_ns / 1e6);
+		n = snprintf(l, sizeof(l), "%.2f ", s->loss_pct);
+		snprintf(l + n, sizeof(l) - n, s->loss_bound_pct >= 0 ? "(%.2f)" : "(-)",
+			 s->loss_bound_pct);
+		fprintf(f, "%-16s %-24s %-6s %-10s %-20s %-16s %7llu %5llu %s\n", s->probe,
+			s->target, s->family, s->cls, d, l, (unsigned long long)s->windows,
+			(unsigned long long)(s->age_ns / 1000000000ULL),
+			pstate_verdict_names[s->verdict]);
+	}
+}
+
 static void show_json(FILE *f, const struct qos_report *r,
-		      const char *const names[QOS_MAX_CLASSES])
+		      const char *const names[QOS_MAX_CLASSES], const struct pstate_sla *sla,
+		      int nsla)
 {
 	json_object *o = json_object_new_object();
 	json_object *progs = json_object_new_object();
@@ -244,6 +299,7 @@ static void show_json(FILE *f, const struct qos_report *r,
 	for (i = 0; i < r->meta.nclasses; i++)
 		json_object_array_add(cls, show_class_json(r, i, names));
 	json_object_object_add(o, "classes", cls);
+	json_object_object_add(o, "sla", sla_json(sla, nsla));
 	print_json(f, o);
 }
 
@@ -278,7 +334,8 @@ static void show_class(FILE *f, const struct qos_report *r, unsigned int i,
 	}
 }
 
-void qos_report_show(FILE *f, const struct qos_report *r, bool json)
+void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sla *sla, int nsla,
+		     bool json)
 {
 	const char *names[QOS_MAX_CLASSES] = {};
 	char a[32], cid[16];
@@ -287,7 +344,7 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 	for (i = 0; i < r->meta.nclasses; i++)
 		names[r->cls[i].mc.id & (QOS_MAX_CLASSES - 1)] = r->cls[i].mc.name;
 	if (json) {
-		show_json(f, r, names);
+		show_json(f, r, names, sla, nsla);
 		return;
 	}
 	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
@@ -310,4 +367,6 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		"rate", "ceil", "prio", "leaf", "dscp (v4 | v6)");
 	for (i = 0; i < r->meta.nclasses; i++)
 		show_class(f, r, i, names);
+	if (nsla)
+		show_sla(f, sla, nsla);
 }
