@@ -125,15 +125,26 @@ for ((round = 1; round <= REPEAT; round++)); do
 done
 qosctl_ns "$S" remove dev "$S_IF" >/dev/null 2>&1
 
+# rates TREE: the rates measured for TREE, lowest first.
+rates()
+{
+	awk -F, -v m="$1" 'NR > 1 && $2 == m { print $3 }' "$raw" | sort -n
+}
+
 med()
 {
-	awk -F, -v m="$1" 'NR > 1 && $2 == m { print $3 }' "$raw" | median
+	rates "$1" | median
 }
-n=$(med none) q1=$(med q1) q2=$(med q2)
-csv_open "$OUT/mq.csv" "tree,pps,vs_queues_1"
-echo "none (noqueue),$n,$(ratio "$n" "$q1")" >> "$OUT/mq.csv"
-echo "queues 1 (htb 1:),$q1,1.000" >> "$OUT/mq.csv"
-echo "queues 2 (mq: 2 x htb),$q2,$(ratio "$q2" "$q1")" >> "$OUT/mq.csv"
+csv_open "$OUT/mq.csv" "tree,pps,vs_queues_1,min,max"
+for m in none q1 q2; do
+	case $m in
+	none)	name="none (noqueue)" ;;
+	q1)	name="queues 1 (htb 1:)" ;;
+	q2)	name="queues 2 (mq: 2 x htb)" ;;
+	esac
+	printf '%s,%s,%s,%s,%s\n' "$name" "$(med $m)" "$(ratio "$(med $m)" "$(med q1)")" \
+		"$(rates $m | head -1)" "$(rates $m | tail -1)" >> "$OUT/mq.csv"
+done
 echo
 echo "== two senders on two CPUs, 64-byte frames (medians of $REPEAT rounds of ${DURATION} s)"
 print_csv "$OUT/mq.csv"
