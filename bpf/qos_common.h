@@ -116,6 +116,11 @@ enum qos_linklayer {
 	QOS_LL_MAX,
 };
 
+/* Multi-queue trees: the HTB of TX queue q has major (q + 1) << 8, its
+ * leaves (q + 1) << 8 | 0x10 + class id (Documentation/design.rst). */
+#define QOS_MAX_QUEUES		64
+#define QOS_QUEUE_MAJOR(q)	(((q) + 1) << 8)
+
 #define QOS_META_VERSION	3
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
@@ -144,7 +149,7 @@ struct qos_meta {
 	__u32 overhead;		/* bytes every shaper adds to a packet's length */
 	__u32 mpu;		/* the smallest length a shaper charges */
 	__u32 linklayer;	/* enum qos_linklayer */
-	__u32 pad;
+	__u32 queues;		/* TX queues with a tree each under mq; 0 or 1: one tree */
 	__u64 obj_hash;		/* of the BPF object the programs were loaded from */
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	/* Reservations (qosctl reserve): the class they are admitted to, 0 =
@@ -306,6 +311,10 @@ struct qos_cfg {
 	/* Pure TCP ACKs of the default class, 0 = none (an asymmetric link's
 	 * upstream). */
 	__u32 ack_class;
+	/* TX queues with a tree of their own under an mq root, 0 or 1 for one
+	 * tree: egress picks a queue by the flow hash and queues in the tree
+	 * of that queue, whose classids are classid[] + (queue << 24). */
+	__u32 queues;
 	/* Egress rewrite per family and class (a domain border downgrading
 	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
 	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];

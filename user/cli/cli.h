@@ -152,6 +152,7 @@ struct args {
 	const char *rate;
 	struct qos_ll_spec ll;	/* overhead, mpu, linklayer */
 	const char *mtu;
+	uint32_t queues;	/* QOS_QUEUES_PROFILE unless given */
 };
 
 /* "dev X rate Y" in any order; every key must be one of cli_cur's words.

@@ -15,26 +15,26 @@
 #include "txn/txn.h"
 
 static int dry_run(const char *profile, const char *name, uint64_t bps,
-		   const struct qos_ll_spec *ll)
+		   const struct qos_ll_spec *ll, uint32_t queues)
 {
 	struct qos_root_info ri = {};
 	struct qos_plan plan;
 	struct qos_dev dev;
 	char err[512];
+	uint32_t mtu, txqs;
 	int ifindex, ret;
-	uint32_t mtu;
 
 	ifindex = if_nametoindex(name);
 	if (!ifindex) {
 		qos_err("apply: dev %s: no such device", name);
 		return -ENODEV;
 	}
-	ret = qos_link_mtu(ifindex, &mtu);
+	ret = qos_link_mtu(ifindex, &mtu) ?: qos_link_txqs(ifindex, &txqs);
 	if (ret) {
-		qos_err("apply: dev %s: reading its MTU: %s", name, strerror(-ret));
+		qos_err("apply: dev %s: reading its MTU and TX queues: %s", name, strerror(-ret));
 		return ret;
 	}
-	ret = qos_plan_profile(profile, bps, ll, mtu, &plan, err, sizeof(err)) ?:
+	ret = qos_plan_profile(profile, bps, ll, mtu, queues, txqs, &plan, err, sizeof(err)) ?:
 	      qos_strict_check(err, sizeof(err));
 	/* What apply would keep: the live rules of what runs now (read as
 	 * it is: a dry-run finishes nothing either). */
@@ -74,10 +74,11 @@ int do_apply(int argc, char **argv)
 	if (cli_check_profile("apply", argv[0]))
 		return -ENOENT;
 	if (opt.dry_run)
-		return dry_run(argv[0], a.dev, bps, &a.ll);
+		return dry_run(argv[0], a.dev, bps, &a.ll, a.queues);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
 	if (!ret) {
-		ret = qos_txn_apply(&dev, argv[0], bps, &a.ll, opt.confirm, err, sizeof(err));
+		ret = qos_txn_apply(&dev, argv[0], bps, &a.ll, a.queues, opt.confirm, err,
+				    sizeof(err));
 		/* Under the lock, from what the installer read back from the
 		 * kernel to verify it: what is printed is what was installed. */
 		if (!ret)

@@ -33,6 +33,32 @@ const char *qos_report_class_name(const struct qos_report *r, uint32_t id)
 	return "";
 }
 
+/* The class in every queue's tree, and their sum. */
+static int queue_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		       struct qos_report_class *rc)
+{
+	struct qos_class_stats *t = &rc->q;
+	unsigned int q;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	for (q = 0; q < qos_meta_queues(meta) && q < QOS_MAX_QUEUES; q++) {
+		struct qos_class_stats *s = &rc->qq[q];
+
+		ret = qos_class_stats(sk, ifindex, qos_queue_class(meta, &rc->mc, q).classid, s);
+		if (ret)
+			return ret;
+		t->bytes += s->bytes;
+		t->packets += s->packets;
+		t->drops += s->drops;
+		t->overlimits += s->overlimits;
+		t->requeues += s->requeues;
+		t->backlog_bytes += s->backlog_bytes;
+		t->backlog_packets += s->backlog_packets;
+	}
+	return 0;
+}
+
 static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_report *r,
 		      unsigned int i)
 {
@@ -60,6 +86,8 @@ static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_
 	if (sk && r->meta.sched == QOS_SCHED_TBF)
 		rc->have_q = !qos_qdisc_stats(sk, dev->ifindex, rc->mc.classid,
 					      qos_leaf_handle(&rc->mc), &rc->q);
+	else if (sk && qos_meta_queues(&r->meta) > 1)
+		rc->have_q = !queue_stats(sk, dev->ifindex, &r->meta, rc);
 	else if (sk)
 		rc->have_q = !qos_class_stats(sk, dev->ifindex, rc->mc.classid, &rc->q);
 	if (r->cfg.class_policer[id])

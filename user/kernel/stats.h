@@ -17,8 +17,9 @@
 struct qos_report_class {
 	struct qos_meta_class mc;
 	struct qos_ctr ctr[QOS_DIR_MAX][QOS_FAM_MAX][QOS_V_MAX];
-	struct qos_class_stats q;
+	struct qos_class_stats q;	/* with a tree per TX queue, their sum */
 	bool have_q;
+	struct qos_class_stats qq[QOS_MAX_QUEUES];	/* each queue's (meta.queues > 1) */
 	uint64_t dscp[QOS_TABLE_MAX];	/* code points that map to this class */
 	struct qos_police_report police;
 };

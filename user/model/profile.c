@@ -265,6 +265,17 @@ static int parse_yes_no(const char *v, bool *yes)
 	return *yes || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") ? 0 : -EINVAL;
 }
 
+int qos_queues_parse(const char *v, uint32_t *q)
+{
+	if (!strcmp(v, "auto")) {
+		*q = QOS_QUEUES_AUTO;
+		return 0;
+	}
+	if (qos_parse_u32(v, q) || !*q || *q > QOS_MAX_QUEUES)
+		return -EINVAL;
+	return 0;
+}
+
 static int handle_profile_key(struct parse_ctx *c, const char *key, const char *v)
 {
 	struct qos_profile *p = c->p;
@@ -341,6 +352,11 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 			p->reserve_exceed = QOS_PA_DROP;
 		else
 			return fail(c, key, "'%s' is not demote or drop", v);
+	} else if (!strcmp(key, "queues")) {
+		if (qos_queues_parse(v, &p->queues))
+			return fail(c, key, "'%s' is not auto or a number of TX queues (1-%u)", v,
+				    QOS_MAX_QUEUES);
+		p->queues_line = c->line;
 	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
 		char why[256];
 
@@ -702,6 +718,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->rule_entries = QOS_RULES_DEFAULT;
 	p->reserve_headroom_pct = QOS_RESERVE_HEADROOM_DEFAULT;
 	p->reserve_exceed = QOS_PA_DEMOTE;
+	p->queues = 1;
 
 	ret = qos_profile_find(name, p->path, sizeof(p->path));
 	if (ret) {

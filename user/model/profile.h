@@ -77,7 +77,17 @@ struct qos_profile {
 	uint32_t reserve_headroom_pct;	/* of its ceiling, for DSCP-only traffic */
 	uint32_t reserve_exceed;	/* QOS_PA_DEMOTE (to the default) or QOS_PA_DROP */
 	struct qos_ll_spec ll;		/* overhead, mpu, linklayer */
+	uint32_t queues;		/* trees under mq, QOS_QUEUES_AUTO: one per TX queue */
+	int queues_line;
 };
+
+/* queues = auto: a tree per TX queue of the device. */
+#define QOS_QUEUES_AUTO		0
+/* No `queues` on the command line: the profile's. */
+#define QOS_QUEUES_PROFILE	UINT32_MAX
+
+/* Parse "auto" or 1-QOS_MAX_QUEUES into @q: 0, or -EINVAL. */
+int qos_queues_parse(const char *v, uint32_t *q);
 
 /* Share of the reservation class's ceiling kept for its DSCP-only traffic. */
 #define QOS_RESERVE_HEADROOM_DEFAULT	10

@@ -75,9 +75,11 @@ static json_object *rules_json(const struct qos_report *r)
 	return o;
 }
 
-static json_object *class_stats_json(const struct qos_report_class *rc, bool details)
+static json_object *class_stats_json(const struct qos_meta *meta,
+				     const struct qos_report_class *rc, bool details)
 {
 	json_object *o = json_object_new_object();
+	unsigned int q;
 	char cid[16];
 	int d, f, v;
 
@@ -108,6 +110,18 @@ static json_object *class_stats_json(const struct qos_report_class *rc, bool det
 		json_object_object_add(o, "police", qos_police_stats_json(&rc->police));
 	if (rc->have_q)
 		json_object_object_add(o, "qdisc", qstats_json(&rc->q));
+	if (rc->have_q && qos_meta_queues(meta) > 1) {
+		json_object *qa = json_object_new_array();
+
+		for (q = 0; q < qos_meta_queues(meta) && q < QOS_MAX_QUEUES; q++) {
+			json_object *qo = qstats_json(&rc->qq[q]);
+
+			fmt_classid(qos_queue_class(meta, &rc->mc, q).classid, cid, sizeof(cid));
+			json_object_object_add(qo, "classid", json_object_new_string(cid));
+			json_object_array_add(qa, qo);
+		}
+		json_object_object_add(o, "queues", qa);
+	}
 	return o;
 }
 
@@ -132,7 +146,7 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned i
 		json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
 		json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
 		for (i = 0; i < r->meta.nclasses; i++)
-			json_object_array_add(cls, class_stats_json(&r->cls[i], details));
+			json_object_array_add(cls, class_stats_json(&r->meta, &r->cls[i], details));
 		json_object_object_add(o, "classes", cls);
 		for (d = 0; d < QOS_DIR_MAX; d++) {
 			json_object *dir = json_object_new_object();
@@ -280,6 +294,7 @@ static void show_json(FILE *f, const struct qos_report *r,
 			       json_object_new_string(qos_sched_name(r->meta.sched)));
 	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
 	json_object_object_add(o, "handle", json_object_new_string(cid));
+	json_object_object_add(o, "queues", json_object_new_int64(qos_meta_queues(&r->meta)));
 	snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
 	json_object_object_add(o, "mark_mask", json_object_new_string(mask));
 	json_object_object_add(o, "wash", json_object_new_boolean(r->cfg.flags & QOS_CFG_F_WASH));
@@ -352,6 +367,10 @@ void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sl
 		r->dev, r->meta.profile, qos_fmt_rate(r->meta.rate_bps, a, sizeof(a)),
 		qos_sched_name(r->meta.sched), cid, r->cfg.mark_mask,
 		r->cfg.flags & QOS_CFG_F_WASH ? " wash" : "");
+	if (qos_meta_queues(&r->meta) > 1)
+		fprintf(f, "queues %u: mq root, a tree per TX queue at 1/%u of every rate; "
+			"classids are TX queue 0's\n", qos_meta_queues(&r->meta),
+			qos_meta_queues(&r->meta));
 	if (r->cfg.ack_class)
 		fprintf(f, "pure TCP ACKs of the default class: class %s\n",
 			names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");

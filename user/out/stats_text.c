@@ -152,7 +152,7 @@ static void root_rows(FILE *f, const struct qos_report *r, unsigned int view)
 
 	if (!r->have_root)
 		return;
-	snprintf(kind, sizeof(kind), "root %s", qos_sched_name(r->meta.sched));
+	snprintf(kind, sizeof(kind), "root %s", qos_root_kind(&r->meta));
 	label(lb, sizeof(lb), fams, kind, qos_dir_names[QOS_DIR_EGRESS], "-");
 	row(f, fams ? LW_FAM : LW, lb, r->root.packets, r->root.bytes, "",
 	    num(r->root.drops, qd, sizeof(qd)));
@@ -247,7 +247,7 @@ static void wide(FILE *f, const struct qos_report *r, bool details)
 			wide_qdisc(f, "", "qdisc", &rc->q);
 	}
 	if (r->have_root)
-		wide_qdisc(f, "root", qos_sched_name(r->meta.sched), &r->root);
+		wide_qdisc(f, "root", qos_root_kind(&r->meta), &r->root);
 	fprintf(f, "unparsed (passed untouched):");
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)

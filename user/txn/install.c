@@ -53,7 +53,7 @@ static bool has_tree(const struct qos_plan *p)
 static bool same_tree(const struct qos_meta *a, const struct qos_meta *b)
 {
 	return a->sched == b->sched && a->qdisc_handle == b->qdisc_handle &&
-	       a->rate_bps == b->rate_bps && a->nclasses == b->nclasses &&
+	       qos_meta_queues(a) == qos_meta_queues(b) && a->rate_bps == b->rate_bps && a->nclasses == b->nclasses &&
 	       a->overhead == b->overhead && a->mpu == b->mpu && a->linklayer == b->linklayer &&
 	       !memcmp(a->classes, b->classes, sizeof(a->classes));
 }
@@ -126,8 +126,12 @@ static int tree_sync(struct qos_dev *dev, struct nl_sock *sk, const struct qos_p
 	ret = qos_root_info(sk, dev->ifindex, &ri);
 	if (ret)
 		return ret;
+	/* An mq root whose number of trees changes is built anew too: mq
+	 * cannot take a tree away from a queue. */
 	*fresh = !ri.present || ri.is_default || ri.handle != nm->qdisc_handle ||
-		 strcmp(ri.kind, qos_sched_name(nm->sched));
+		 strcmp(ri.kind, qos_root_kind(nm)) ||
+		 (qos_meta_queues(nm) > 1 && has_tree(cur) &&
+		  qos_meta_queues(cm) != qos_meta_queues(nm));
 	if (!*fresh && has_tree(cur) && same_tree(nm, cm))
 		return 0;
 	return qos_tree_sync(sk, dev->ifindex, nm, *fresh);

@@ -26,10 +26,12 @@ struct qos_plan {
 
 /* From profile @name at @link_bps on a device of @mtu (its bursts and
  * byte queues sized for a full frame, warnings for those the profile sets
- * smaller), with the link-layer keys of the command line (@ll, NULL for
- * none) over the profile's. The profile's rules only. */
+ * smaller) and @txqs TX queues, with the link-layer keys of the command
+ * line (@ll, NULL for none) and its `queues` (@queues, QOS_QUEUES_AUTO or
+ * QOS_QUEUES_PROFILE) over the profile's. The profile's rules only. */
 int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
-		     uint32_t mtu, struct qos_plan *plan, char *err, size_t errlen);
+		     uint32_t mtu, uint32_t queues, uint32_t txqs, struct qos_plan *plan,
+		     char *err, size_t errlen);
 /* Keep the live rules (`qosctl rule add`) of what @dev runs in @plan. */
 int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *err,
 		       size_t errlen);

@@ -239,12 +239,12 @@ static int cancel_confirm(struct qos_dev *dev)
 }
 
 int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
-		  const struct qos_ll_spec *ll, unsigned int confirm_secs, char *err,
-		  size_t errlen)
+		  const struct qos_ll_spec *ll, uint32_t queues, unsigned int confirm_secs,
+		  char *err, size_t errlen)
 {
 	struct qos_plan next;
 	struct qos_undo undo;
-	uint32_t mtu;
+	uint32_t mtu, txqs;
 	int ret;
 
 	if (confirm_secs && qos_txn_pending(dev) >= 0) {
@@ -253,12 +253,13 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 			 dev->name, dev->name);
 		return -EBUSY;
 	}
-	ret = qos_link_mtu(dev->ifindex, &mtu);
+	ret = qos_link_mtu(dev->ifindex, &mtu) ?: qos_link_txqs(dev->ifindex, &txqs);
 	if (ret) {
-		snprintf(err, errlen, "dev %s: reading its MTU: %s", dev->name, strerror(-ret));
+		snprintf(err, errlen, "dev %s: reading its MTU and TX queues: %s", dev->name,
+			 strerror(-ret));
 		return ret;
 	}
-	ret = qos_plan_profile(profile, link_bps, ll, mtu, &next, err, errlen);
+	ret = qos_plan_profile(profile, link_bps, ll, mtu, queues, txqs, &next, err, errlen);
 	/* --strict: the plan's warnings refuse it before anything changes. */
 	ret = ret ?: qos_strict_check(err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
