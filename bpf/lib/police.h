@@ -37,9 +37,6 @@
 #include "parse.h"
 #include "tb.h"
 
-/* GSO_MAX_SEGS: a larger gso_segs is not a packet the stack built. */
-#define QOS_GSO_SEGS_MAX	65535
-
 /*
  * The clock reading for policer @pol: jiffies if qosctl chose them
  * (tb_params.tick_ns), lifted by 2^63 ns into a range of their own so that
@@ -94,9 +91,13 @@ static __always_inline __u32 qos_police_seg_hdr(struct __sk_buff *skb, __u32 l4_
  * What a packet of @len bytes (skb->len) costs the bucket, in the low 32
  * bits, and the bytes a bucket must hold to admit it, in the high 32. A GSO
  * or GRO packet leaves as gso_segs frames, each with the headers again: it
- * costs skb->len plus (segs - 1) x those headers, and is admitted on its
- * first full segment's worth (Documentation/policing.rst, GSO). Any other
- * packet costs and needs @len.
+ * costs skb->len plus (segs - 1) x those headers, and is admitted on one
+ * full segment's worth (Documentation/policing.rst, GSO and GRO). Any
+ * other packet costs and needs @len. gso_segs is trusted only up to the
+ * segments the payload fills (0, left for the device to count by
+ * SKB_GSO_DODGY senders, is that too), and the cost is capped at
+ * TB_DEBT_MAX, the deepest debt the buckets are built for (BIG TCP's
+ * 512 kB packets stay below it).
  *
  * A global function, verified once on its own: the data path after it
  * sees one unknown value, not one path per way out of here, each of which
@@ -105,19 +106,23 @@ static __always_inline __u32 qos_police_seg_hdr(struct __sk_buff *skb, __u32 l4_
 __attribute__((noinline)) __u64 qos_police_wire(struct __sk_buff *skb, __u32 l4_off, __u32 proto,
 						__u32 len)
 {
-	__u32 size = skb->gso_size, segs = skb->gso_segs, hdr;
+	__u32 size = skb->gso_size, segs = skb->gso_segs, hdr, most;
+	__u64 wire;
 
 	if (!size || size > 0xffff)
 		return (__u64)len << 32 | len;
 	hdr = qos_police_seg_hdr(skb, l4_off, proto);
 	if (!hdr || hdr >= len || hdr > 0xffff)
 		return (__u64)len << 32 | len;
-	/* Some senders leave gso_segs for the device to count (SKB_GSO_DODGY). */
-	if (!segs)
-		segs = (len - hdr + size - 1) / size;
-	if (segs < 2 || segs > QOS_GSO_SEGS_MAX)
+	most = (len - hdr + size - 1) / size;
+	if (!segs || segs > most)
+		segs = most;
+	if (segs < 2)
 		return (__u64)len << 32 | len;
-	return (__u64)(hdr + size) << 32 | (len + (segs - 1) * hdr);
+	wire = len + (__u64)(segs - 1) * hdr;
+	if (wire > TB_DEBT_MAX)
+		wire = TB_DEBT_MAX;
+	return (__u64)(hdr + size) << 32 | wire;
 }
 
 /*
