@@ -150,7 +150,9 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 		else if ((pol->pre_yellow >> dscp) & 1)
 			pre = TB_YELLOW;
 	}
-	cost = qos_police_wire(skb, pkt->l4_off, pkt->proto, len);
+	/* Most packets are not GSO: no call for them. */
+	cost = skb->gso_size ? qos_police_wire(skb, pkt->l4_off, pkt->proto, len) :
+			       (__u64)len << 32 | len;
 	wire = cost;
 	color = tb_police_gso(&pol->tb, &pol->st, qos_police_now(pol), wire, cost >> 32, pre);
 	if (color > TB_RED)
