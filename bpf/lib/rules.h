@@ -87,6 +87,7 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 	return best;
 }
 
+/* qosctl creates a rule's counters before the entries that lead here. */
 static __always_inline void qos_rule_hit(__u32 id, __u32 len)
 {
 	struct qos_ctr *ctr = bpf_map_lookup_elem(&qos_rule_stats, &id);
