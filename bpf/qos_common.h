@@ -183,8 +183,9 @@ struct qos_meta {
 /*
  * Largest rule table a profile may ask for: the smallest power of two that
  * holds 2^20 rules (ids start at 1), the 1M flow-label rules the classifier
- * is measured with. Each entry costs 16 bytes of hit counters per possible
- * CPU, allocated at apply; Documentation/profiles.rst has the figures.
+ * is measured with. Each rule id given costs 16 bytes of hit counters per
+ * possible CPU, allocated as rules are installed; Documentation/profiles.rst
+ * has the figures.
  */
 #define QOS_RULES_MAX		(1U << 21)
 #define QOS_RULE_SHAPES_MAX	16	/* per family */

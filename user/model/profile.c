@@ -833,8 +833,10 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t
  * a separate allocation of a 48-byte header, the key and the value each
  * rounded up to 8, and an 8-byte free-list node, from the kmalloc cache
  * that fits: 144 bytes from kmalloc-192 for a rule (bpftool's "memlock"
- * counts the 144, /proc/slabinfo shows the 192). Map headers (under 1 KiB
- * each) are left out.
+ * counts the 144, /proc/slabinfo shows the 192). A per-CPU hash element
+ * holds an 8-byte pointer for its value, which is allocated apart on every
+ * possible CPU, with a 16-byte holder (pointer and free-list node) of its
+ * own. Map headers (under 1 KiB each) are left out.
  */
 #define KERN_HTAB_BUCKET	16
 #define KERN_HTAB_ELEM_HDR	48
@@ -869,15 +871,28 @@ static uint64_t percpu_array_bytes(uint64_t entries, size_t value, int ncpus)
 	return entries * (sizeof(void *) + round8(value) * ncpus);
 }
 
-static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
+static uint64_t buckets_bytes(uint64_t entries)
 {
 	uint64_t buckets = 1;
 
 	while (buckets < entries)
 		buckets <<= 1;
-	return buckets * KERN_HTAB_BUCKET +
+	return buckets * KERN_HTAB_BUCKET;
+}
+
+static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
+{
+	return buckets_bytes(entries) +
 	       entries * kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + round8(value) +
 				      KERN_LLIST_NODE);
+}
+
+static uint64_t percpu_hash_bytes(uint64_t entries, size_t key, size_t value, int ncpus)
+{
+	return buckets_bytes(entries) +
+	       entries * (kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + sizeof(void *) +
+				       KERN_LLIST_NODE) +
+			  KERN_LLIST_NODE + sizeof(void *) + round8(value) * ncpus);
 }
 
 uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem)
@@ -886,7 +901,8 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 
 	m.rule_hash = hash_bytes(rule_entries, sizeof(struct qos_rule_key),
 				 sizeof(struct qos_rule_val));
-	m.rule_stats = percpu_array_bytes(rule_entries, sizeof(struct qos_ctr), ncpus);
+	m.rule_stats = percpu_hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_ctr),
+					 ncpus);
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
 					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
 	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte

@@ -158,7 +158,7 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
 /* Kernel memory of the maps an apply of a profile creates on one interface. */
 struct qos_profile_mem {
 	uint64_t rule_hash;	/* qos_rules with every entry in use */
-	uint64_t rule_stats;	/* per-CPU rule hit counters, allocated at apply */
+	uint64_t rule_stats;	/* per-CPU rule hit counters, every id in use */
 	uint64_t counters;	/* per-CPU class, unparsed and policer counters */
 	uint64_t other;		/* configuration (with the rule shapes), policers */
 };
