@@ -21,7 +21,7 @@ const char *const qos_dir_names[QOS_DIR_MAX] = { "ingress", "egress" };
 const char *const qos_verdict_names[QOS_V_MAX] = { "pass", "drop", "remark", "demote" };
 const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncated",
 						      "bad_header", "bad_length", "bad_ext_header",
-						      "ext_chain_too_long" };
+						      "ext_chain_too_long", "redirect_failed" };
 
 const char *qos_report_class_name(const struct qos_report *r, uint32_t id)
 {
