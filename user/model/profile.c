@@ -341,6 +341,11 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 			p->reserve_exceed = QOS_PA_DROP;
 		else
 			return fail(c, key, "'%s' is not demote or drop", v);
+	} else if (!strcmp(key, "ingress-rate")) {
+		if (qos_parse_rate(v, 0, &p->ingress_bps) || !p->ingress_bps)
+			return fail(c, key, "'%s' is not a rate (e.g. 300mbit)", v);
+		qos_profile_rate_check(p, c->line, key, v, p->ingress_bps, 0);
+		p->ingress_line = c->line;
 	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
 		char why[256];
 

@@ -77,6 +77,8 @@ struct qos_profile {
 	uint32_t reserve_headroom_pct;	/* of its ceiling, for DSCP-only traffic */
 	uint32_t reserve_exceed;	/* QOS_PA_DEMOTE (to the default) or QOS_PA_DROP */
 	struct qos_ll_spec ll;		/* overhead, mpu, linklayer */
+	uint64_t ingress_bps;		/* download shaping through an IFB; 0: none */
+	int ingress_line;
 };
 
 /* Share of the reservation class's ceiling kept for its DSCP-only traffic. */
