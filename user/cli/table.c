@@ -40,7 +40,7 @@ static const struct cli_word w_rate = {
 };
 static const struct cli_word w_ingress_rate = {
 	"ingress-rate", "RATE", CV_NONE,
-	"shape what arrives to RATE through an IFB qosctl owns (over the profile's)"
+	"shape what arrives, through an IFB qosctl owns"
 };
 static const struct cli_word w_overhead = {
 	"overhead", "N|PRESET", CV_NONE,
