@@ -17,8 +17,9 @@
 #   irtt server <--------- PIP (DSCP 46) probes --------------- irtt client
 #
 # a. The rate delivered to h1 (its interface's received bytes over a
-#    measured interval) is within 2% of the ingress rate, and the IFB's BE
-#    class has a backlog at the end (the flood was above the rate).
+#    measured interval) is within 2% (5% slow) of the ingress rate, and
+#    the IFB's BE class has a backlog at the end (the flood was above the
+#    rate).
 # b. PIP RTT p50 and p90 under the flood stay within 1 ms of idle. Under
 #    KSFT_MACHINE_SLOW the check is on counters instead: the IFB's PIP class
 #    dropped nothing and the probes lost nothing while BE had a backlog.
@@ -43,6 +44,10 @@ PROBE_DURATION=4s
 MIN_SAMPLES=300
 ATTEMPTS=2
 PIP_SLACK_MS=1
+# The rate is measured from counters over a measured interval; an emulated
+# machine (KSFT_MACHINE_SLOW) gets 5%, as net_linklayer.sh.
+RATE_TOL=2
+[ "$KSFT_MACHINE_SLOW" = yes ] && RATE_TOL=5
 
 fam_name()
 {
@@ -97,6 +102,13 @@ ifb_class()
 		'.classes[] | select(.name == $c) | .ingress_qdisc[$k] // -1' <<<"$1"
 }
 
+# rate_ok BPS: within RATE_TOL% of the ingress rate.
+rate_ok()
+{
+	awk -v b="$1" -v r=$IN_BPS -v t=$RATE_TOL \
+		'BEGIN { exit !(b >= r * (1 - t / 100) && b <= r * (1 + t / 100)) }'
+}
+
 # rate_and_rtt FAMILY: idle PIP probes, then under the flood the delivered
 # rate and the PIP probes side by side.
 rate_and_rtt()
@@ -141,8 +153,8 @@ rate_and_rtt()
 				'BEGIN { exit !(b <= a + s && d <= c + s) }' ||
 				err=${err:-"PIP p50/p90 under the flood $l50/$l90 ms > idle $u50/$u90 ms + $PIP_SLACK_MS ms"}
 		fi
-		awk -v b="$bps" -v r=$IN_BPS 'BEGIN { exit !(b >= r * 0.98 && b <= r * 1.02) }' ||
-			err=${err:-"delivered $bps bit/s, not within 2% of $IN_BPS"}
+		rate_ok "$bps" ||
+			err=${err:-"delivered $bps bit/s, not within $RATE_TOL% of $IN_BPS"}
 		[ "$be_backlog" -gt 0 ] ||
 			err=${err:-"the IFB's BE class had no backlog: the flood did not exceed the rate"}
 		[ -z "$err" ] && break
@@ -150,11 +162,11 @@ rate_and_rtt()
 	done
 
 	RET=0
-	awk -v b="$bps" -v r=$IN_BPS 'BEGIN { exit !(b >= r * 0.98 && b <= r * 1.02) }'
-	check_err $? "delivered $bps bit/s, not within 2% of $IN_BPS"
+	rate_ok "$bps"
+	check_err $? "delivered $bps bit/s, not within $RATE_TOL% of $IN_BPS"
 	[ "$be_backlog" -gt 0 ]
 	check_err $? "the IFB's BE class had no backlog: the flood did not exceed the rate"
-	log_test "$name ${FLOOD_STREAMS}x$FLOOD_RATE flood: delivered rate within 2% of ingress-rate $IN_RATE"
+	log_test "$name ${FLOOD_STREAMS}x$FLOOD_RATE flood: delivered rate within $RATE_TOL% of ingress-rate $IN_RATE"
 
 	RET=0
 	if [ "$KSFT_MACHINE_SLOW" = yes ]; then
