@@ -61,6 +61,10 @@ enum qos_unparsed {
 	QOS_UNP_BAD_LEN,	/* IPv4 total / IPv6 payload length disagrees with the packet */
 	QOS_UNP_BAD_EXT,	/* IPv6 extension header where it may not be (Hop-by-Hop not first) */
 	QOS_UNP_EXT_CHAIN,	/* more IPv6 extension headers than the walk follows */
+	/* Not a parse failure: ingress could not hand the packet to the IFB
+	 * of download shaping, so it passed unshaped. Counted here because it
+	 * is the same kind of fact: a packet the policy did not treat. */
+	QOS_UNP_NO_REDIRECT,
 	QOS_UNP_MAX,
 };
 
@@ -320,7 +324,15 @@ struct qos_cfg {
 	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
 	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
 	struct qos_rule_set rs;		/* rule shapes; qos_cfg.rules says which families */
+	/* Download shaping: the IFB ingress redirects every packet it does
+	 * not drop to, with skb->priority = classid[class] (the IFB's tree
+	 * is the egress tree's twin, same handle and classids). 0 = none. */
+	__u32 ifb_ifindex;
+	__u32 ifb_pad;
 	struct qos_meta meta;
+	/* The IFB's tree, as meta is the egress tree's: rate_bps 0 = no
+	 * download shaping. Never read by the data path. */
+	struct qos_meta ifb;
 };
 
 /*

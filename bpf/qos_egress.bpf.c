@@ -59,11 +59,9 @@ static __always_inline void qos_egress_queue(struct __sk_buff *skb, const struct
 static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const struct qos_cfg *cfg,
 						int reason, __u32 len)
 {
-	__u32 cls;
+	__u32 cls = qos_unparsed_class(cfg, reason);
 
 	qos_count_unparsed(QOS_DIR_EGRESS, reason, len);
-	cls = reason == QOS_UNP_NON_IP && cfg->nonip_class ? cfg->nonip_class :
-							     cfg->default_class;
 	qos_egress_queue(skb, cfg, cls);
 }
 

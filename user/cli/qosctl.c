@@ -52,6 +52,8 @@ int parse_kv(int argc, char **argv, struct args *a)
 			a->dev = argv[++i];
 		} else if (!strcmp(k, "rate")) {
 			a->rate = argv[++i];
+		} else if (!strcmp(k, "ingress-rate")) {
+			a->ingress_rate = argv[++i];
 		} else if (!strcmp(k, "mtu")) {
 			a->mtu = argv[++i];
 		} else if (!strcmp(k, "queues")) {

@@ -38,6 +38,10 @@ static const struct cli_word w_dev = { "dev", "IFACE", CV_IFACE, "the interface"
 static const struct cli_word w_rate = {
 	"rate", "RATE", CV_NONE, "the rate of the link, in tc's units: 100mbit, 1gbit"
 };
+static const struct cli_word w_ingress_rate = {
+	"ingress-rate", "RATE", CV_NONE,
+	"shape what arrives, through an IFB qosctl owns"
+};
 static const struct cli_word w_overhead = {
 	"overhead", "N|PRESET", CV_NONE,
 	"bytes the link adds to each frame, or a preset: ethernet, docsis, pppoe-ptm, ..."
@@ -290,16 +294,16 @@ static const struct cli_cmd probe_cmds[] = {
 const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "apply",
-		.synopsis = "PROFILE dev IFACE rate RATE [overhead N|PRESET] [mpu N] "
-			    "[linklayer ethernet|atm|ptm] [queues N|auto] [--strict] "
+		.synopsis = "PROFILE dev IFACE rate RATE [ingress-rate RATE] [overhead N|PRESET] "
+			    "[mpu N] [linklayer ethernet|atm|ptm] [queues N|auto] [--strict] "
 			    "[--dry-run | --confirm SECONDS]",
 		.summary = "put a profile on an interface, as one transaction",
 		.help = "Install PROFILE on IFACE: on any failure the interface is left as it "
 			"was. Applied again, the qdisc tree is changed in place and the "
 			"programs are replaced atomically. A root qdisc that qosctl did not "
 			"install is never replaced.",
-		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_overhead, &w_mpu, &w_linklayer,
-			       &w_queues),
+		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_ingress_rate, &w_overhead, &w_mpu,
+			       &w_linklayer, &w_queues),
 		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM) | O_BIT(O_STRICT),
 		.fn = do_apply,
 	},

@@ -67,6 +67,11 @@ static int nl_to_errno(int nlerr)
 	}
 }
 
+int qos_nl_errno(int nlerr)
+{
+	return nl_to_errno(nlerr);
+}
+
 int qos_nl_open(struct nl_sock **skp)
 {
 	struct nl_sock *sk = nl_socket_alloc();

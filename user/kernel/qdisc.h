@@ -32,6 +32,8 @@ struct qos_class_stats {
 };
 
 int qos_nl_open(struct nl_sock **sk);
+/* A libnl error as a negative errno. */
+int qos_nl_errno(int nlerr);
 void qos_nl_close(struct nl_sock *sk);
 
 /*

@@ -357,6 +357,11 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 			return fail(c, key, "'%s' is not auto or a number of TX queues (1-%u)", v,
 				    QOS_MAX_QUEUES);
 		p->queues_line = c->line;
+	} else if (!strcmp(key, "ingress-rate")) {
+		if (qos_parse_rate(v, 0, &p->ingress_bps) || !p->ingress_bps)
+			return fail(c, key, "'%s' is not a rate (e.g. 300mbit)", v);
+		qos_profile_rate_check(p, c->line, key, v, p->ingress_bps, 0);
+		p->ingress_line = c->line;
 	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
 		char why[256];
 

@@ -79,6 +79,8 @@ struct qos_profile {
 	struct qos_ll_spec ll;		/* overhead, mpu, linklayer */
 	uint32_t queues;		/* trees under mq, QOS_QUEUES_AUTO: one per TX queue */
 	int queues_line;
+	uint64_t ingress_bps;		/* download shaping through an IFB; 0: none */
+	int ingress_line;
 };
 
 /* queues = auto: a tree per TX queue of the device. */

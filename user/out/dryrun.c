@@ -19,6 +19,7 @@
 
 #include "out/dryrun.h"
 #include "kernel/bpfobj.h"
+#include "kernel/ifb.h"
 #include "model/profile.h"
 #include "model/reserve.h"
 #include "kernel/qdisc.h"
@@ -263,6 +264,22 @@ void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries)
 		MIB(m.counters + m.other));
 }
 
+/* Download shaping: the IFB and its tree, the device's twin at the
+ * ingress rate. */
+static void print_ifb(FILE *f, const char *ifname, const struct qos_plan *plan)
+{
+	char ifb[IF_NAMESIZE], rate[32];
+
+	if (!qos_plan_has_ifb(plan))
+		return;
+	qos_ifb_name(if_nametoindex(ifname), ifb);
+	fprintf(f, "# download shaping at %s: ingress redirects what arrives on %s to %s\n",
+		qos_fmt_rate(plan->cfg.ifb.rate_bps, rate, sizeof(rate)), ifname, ifb);
+	fprintf(f, "ip link add %s type ifb  # kept if qosctl created it already\n", ifb);
+	fprintf(f, "ip link set %s up\n", ifb);
+	print_tree(f, ifb, &plan->cfg.ifb);
+}
+
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
 		 const struct qos_plan *plan, bool clsact)
 {
@@ -276,6 +293,7 @@ void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bp
 			"program spreads flows over them by their hash\n",
 			qos_meta_queues(&plan->cfg.meta), qos_meta_queues(&plan->cfg.meta));
 	print_tree(f, ifname, &plan->cfg.meta);
+	print_ifb(f, ifname, plan);
 	if (!clsact)
 		fprintf(f, "tc qdisc add dev %s clsact\n", ifname);
 	fprintf(f, "# tc filter dev %s ingress pref %u handle 0x%x: bpf qos_ingress, direct-action\n",

@@ -122,7 +122,18 @@ static json_object *class_stats_json(const struct qos_meta *meta,
 		}
 		json_object_object_add(o, "queues", qa);
 	}
+	if (rc->have_iq)
+		json_object_object_add(o, "ingress_qdisc", qstats_json(&rc->iq));
 	return o;
+}
+
+/* Download shaping: the ingress rate and the IFB, when there is one. */
+static void ingress_json(json_object *o, const struct qos_report *r)
+{
+	if (!r->cfg.ifb.rate_bps)
+		return;
+	json_object_object_add(o, "ingress_rate_bps", json_object_new_uint64(r->cfg.ifb.rate_bps));
+	json_object_object_add(o, "ifb", r->ifb[0] ? json_object_new_string(r->ifb) : NULL);
 }
 
 static void print_json(FILE *f, json_object *o)
@@ -145,6 +156,7 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned i
 		json_object_object_add(o, "dev", json_object_new_string(r->dev));
 		json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
 		json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+		ingress_json(o, r);
 		for (i = 0; i < r->meta.nclasses; i++)
 			json_object_array_add(cls, class_stats_json(&r->meta, &r->cls[i], details));
 		json_object_object_add(o, "classes", cls);
@@ -159,6 +171,8 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned i
 		json_object_object_add(o, "unparsed", unp);
 		if (r->have_root)
 			json_object_object_add(o, "qdisc", qstats_json(&r->root));
+		if (r->have_iroot)
+			json_object_object_add(o, "ingress_qdisc", qstats_json(&r->iroot));
 		json_object_object_add(o, "rules", rules_json(r));
 		print_json(f, o);
 		return;
@@ -290,6 +304,7 @@ static void show_json(FILE *f, const struct qos_report *r,
 	json_object_object_add(o, "dev", json_object_new_string(r->dev));
 	json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
 	json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+	ingress_json(o, r);
 	json_object_object_add(o, "scheduler",
 			       json_object_new_string(qos_sched_name(r->meta.sched)));
 	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
@@ -371,6 +386,10 @@ void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sl
 		fprintf(f, "queues %u: mq root, a tree per TX queue at 1/%u of every rate; "
 			"classids are TX queue 0's\n", qos_meta_queues(&r->meta),
 			qos_meta_queues(&r->meta));
+	if (r->cfg.ifb.rate_bps)
+		fprintf(f, "download shaping: ingress-rate %s through %s\n",
+			qos_fmt_rate(r->cfg.ifb.rate_bps, a, sizeof(a)),
+			r->ifb[0] ? r->ifb : "an IFB that is gone (apply again)");
 	if (r->cfg.ack_class)
 		fprintf(f, "pure TCP ACKs of the default class: class %s\n",
 			names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");

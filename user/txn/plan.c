@@ -187,9 +187,56 @@ static int ll_plan(const struct qos_profile *p, const struct qos_ll_spec *cli,
 	return -EINVAL;
 }
 
-int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
-		     uint32_t mtu, uint32_t queues, uint32_t txqs, struct qos_plan *plan,
-		     char *err, size_t errlen)
+/*
+ * Download shaping: the same classes, resolved at @ingress_bps, as the tree
+ * of the IFB (plan->cfg.ifb), with the link layer and MTU of the device.
+ * The IFB itself is the installer's to find or create.
+ */
+static int ifb_plan(const struct qos_profile *p, uint64_t ingress_bps, bool from_cli,
+		    const struct qos_ll_spec *ll, uint32_t mtu, struct qos_plan *plan, char *err,
+		    size_t errlen)
+{
+	struct qos_class_plan cp[QOS_MAX_CLASSES];
+	struct qos_meta *m = &plan->cfg.ifb;
+	char why[400], r[32];
+	unsigned int i;
+	int ret;
+
+	if (p->sched == QOS_SCHED_NONE && from_cli) {
+		snprintf(err, errlen, "ingress-rate: profile %s has no qdisc tree (scheduler none)",
+			 p->name);
+		return -EINVAL;
+	}
+	if (p->sched == QOS_SCHED_NONE)
+		return qos_profile_errf(err, errlen, p, p->ingress_line, "ingress-rate",
+					"the profile has no qdisc tree (scheduler none)");
+	/* Class errors name their own file, line and key. */
+	ret = qos_profile_resolve(p, ingress_bps, mtu, cp, why, sizeof(why));
+	ret = ret ?: tree_plan(p, cp, ingress_bps, mtu, m, why, sizeof(why));
+	ret = ret ?: ll_plan(p, ll, ingress_bps, m, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "ingress-rate %s: %s",
+			 qos_fmt_rate(ingress_bps, r, sizeof(r)), why);
+		return ret;
+	}
+	/* The ingress program hands the IFB the egress tree's classid in
+	 * skb->priority; with a tree per TX queue that is queue 0's major,
+	 * which the IFB's one tree then takes too. */
+	if (plan->cfg.queues > 1) {
+		m->qdisc_handle = QOS_QUEUE_MAJOR(0) << 16;
+		for (i = 0; i < m->nclasses; i++)
+			m->classes[i].classid = QOS_QUEUE_MAJOR(0) << 16 |
+						TC_H_MIN(m->classes[i].classid);
+	}
+	m->version = QOS_META_VERSION;
+	m->flags = QOS_META_F_ROOT;
+	snprintf(m->profile, sizeof(m->profile), "%s", p->name);
+	return 0;
+}
+
+int qos_plan_profile(const char *name, uint64_t link_bps, uint64_t ingress_bps,
+		     const struct qos_ll_spec *ll, uint32_t mtu, uint32_t queues, uint32_t txqs,
+		     struct qos_plan *plan, char *err, size_t errlen)
 {
 	struct qos_class_plan cp[QOS_MAX_CLASSES];
 	static struct qos_profile p;
@@ -209,6 +256,9 @@ int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_sp
 	ret = tree_plan(&p, cp, link_bps, mtu, &plan->cfg.meta, err, errlen);
 	ret = ret ?: ll_plan(&p, ll, link_bps, &plan->cfg.meta, err, errlen);
 	ret = ret ?: queues_plan(&p, queues, txqs, &plan->cfg, err, errlen);
+	if (!ret && (ingress_bps || p.ingress_bps))
+		ret = ifb_plan(&p, ingress_bps ?: p.ingress_bps, ingress_bps, ll, mtu, plan, err,
+			       errlen);
 	if (ret)
 		goto out;
 	plan->cfg.meta.version = QOS_META_VERSION;
