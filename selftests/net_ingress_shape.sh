@@ -236,6 +236,8 @@ lifecycle()
 	check_err $? "re-apply: $IFB is ifindex $(ifb_index), was $idx"
 	tc -n "$R" class show dev "$IFB" classid 1:1 | grep -q " rate 30Mbit ceil 30Mbit "
 	check_err $? "re-apply: the IFB's link class is not at 30mbit"
+	[[ "$out" == *"; downloads shaped at 30mbit through $IFB" ]]
+	check_err $? "re-apply: the summary does not name the ingress rate and $IFB: $out"
 	log_test "re-apply with another ingress-rate keeps $IFB, changes its tree"
 
 	RET=0

@@ -89,7 +89,7 @@ int do_apply(int argc, char **argv)
 		/* Under the lock, from what the installer read back from the
 		 * kernel to verify it: what is printed is what was installed. */
 		if (!ret)
-			qos_print_applied(stdout, dev.name, &dev.cfg.meta);
+			qos_print_applied(stdout, dev.name, &dev.cfg);
 		qos_txn_close(&dev);
 	}
 	if (ret) {

@@ -221,9 +221,10 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
  * rates as resolved (a class's share of the link in bit/s, not the
  * profile's percentage), so a wrong unit shows at once.
  */
-void qos_print_applied(FILE *f, const char *ifname, const struct qos_meta *meta)
+void qos_print_applied(FILE *f, const char *ifname, const struct qos_cfg *cfg)
 {
-	char a[32], b[32], ll[64];
+	const struct qos_meta *meta = &cfg->meta;
+	char a[32], b[32], ll[64], ifb[IF_NAMESIZE];
 	unsigned int i;
 
 	fprintf(f, "dev %s: applied %s at %s%s", ifname, meta->profile,
@@ -242,6 +243,11 @@ void qos_print_applied(FILE *f, const char *ifname, const struct qos_meta *meta)
 		fprintf(f, "%s %s rate %s ceil %s prio %u", i ? ";" : ":", mc->name,
 			qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
 			qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio);
+	}
+	if (cfg->ifb.rate_bps) {
+		qos_ifb_name(meta->ifindex, ifb);
+		fprintf(f, "; downloads shaped at %s through %s",
+			qos_fmt_rate(cfg->ifb.rate_bps, a, sizeof(a)), ifb);
 	}
 	fputc('\n', f);
 }
