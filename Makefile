@@ -283,7 +283,7 @@ experiments-vm: $(QOSCTL)
 		echo "experiments-vm: skipped: no /boot/vmlinuz-$(EXP_KERNEL)*; scripts/install-deps.sh --vm installs it"; \
 	else \
 		echo "experiments-vm: host $$(nproc) CPUs, load $$(cut -d' ' -f1-3 /proc/loadavg)"; \
-		VMRUN_TIMEOUT=$${VMRUN_TIMEOUT:-2700} scripts/vmrun.sh $(EXP_KERNEL) \
+		VMRUN_TIMEOUT=$${VMRUN_TIMEOUT:-3600} scripts/vmrun.sh $(EXP_KERNEL) \
 			$(ABS_OUTPUT)/experiments-vm -- env QOSCTL=$(ABS_OUTPUT)/qosctl $(EXP_VM_ENV) \
 			scripts/experiments/run-vm $(ABS_OUTPUT)/experiments-vm && \
 		echo "experiments-vm: host load after $$(cut -d' ' -f1-3 /proc/loadavg)"; \
