@@ -7,7 +7,9 @@
 #   make demo         install dependencies, build, run the namespace demo
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
 #   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
-#   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments
+#   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments,
+#                     then 6in4 and the figures over a wide-area delay in a 6.12 VM:
+#                     $(OUTPUT)/experiments-vm
 #   make bench-latency  PIP/BE latency against CAKE and sqm, in a 6.12 VM: $(OUTPUT)/bench-latency
 #   make install      PREFIX=/usr/local DESTDIR= (builds the installed qosctl for PREFIX)
 #   make deb          the Debian package, into $(OUTPUT)/deb
@@ -91,7 +93,7 @@ PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
-	fuzz bench experiments bench-latency bench-mq
+	fuzz bench experiments experiments-vm bench-latency bench-mq
 
 # A fresh machine stops here with the missing packages on one line rather
 # than at the first compiler error. Only goals that build are probed; check,
@@ -268,6 +270,29 @@ bench-mq: deps
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/experiments/run-all $(ABS_OUTPUT)/experiments
+	$(Q)$(MAKE) --no-print-directory experiments-vm
+
+# What the build machines' kernel cannot run (sit, netem): 6in4 and the
+# GRNET / 6NET figures over a delay, in Debian's 6.12 kernel under
+# virtme-ng (scripts/experiments/run-vm). EXP_DELAY, EXP_DURATION,
+# EXP_LOADS and EXP_FAMILIES are passed in; EXP_VM_LINK is its EXP_LINK
+# (the host's rates would swamp an emulated guest).
+EXP_KERNEL ?= 6.12
+EXP_VM_ENV = $(foreach v,EXP_DELAY EXP_DURATION EXP_LOADS EXP_FAMILIES,\
+	$(if $($(v)),$(v)="$($(v))")) $(if $(EXP_VM_LINK),EXP_LINK="$(EXP_VM_LINK)")
+
+experiments-vm: $(QOSCTL)
+	$(Q)if ! command -v vng >/dev/null 2>&1; then \
+		echo "experiments-vm: skipped: vng (virtme-ng) is not installed; scripts/install-deps.sh --vm installs it"; \
+	elif ! ls /boot/vmlinuz-$(EXP_KERNEL)* >/dev/null 2>&1; then \
+		echo "experiments-vm: skipped: no /boot/vmlinuz-$(EXP_KERNEL)*; scripts/install-deps.sh --vm installs it"; \
+	else \
+		echo "experiments-vm: host $$(nproc) CPUs, load $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+		VMRUN_TIMEOUT=$${VMRUN_TIMEOUT:-3600} scripts/vmrun.sh $(EXP_KERNEL) \
+			$(ABS_OUTPUT)/experiments-vm -- env QOSCTL=$(ABS_OUTPUT)/qosctl $(EXP_VM_ENV) \
+			scripts/experiments/run-vm $(ABS_OUTPUT)/experiments-vm && \
+		echo "experiments-vm: host load after $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	fi
 
 # Needs sch_cake and fq_codel, which the build machines' kernel lacks: runs
 # in Debian's 6.12 kernel under virtme-ng. The LAT_* knobs of

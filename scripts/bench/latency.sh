@@ -21,8 +21,10 @@
 # `make bench-latency` runs this in Debian's 6.12 kernel (scripts/vmrun.sh).
 # Prints a table and writes OUTDIR/latency.csv (one line per family and
 # system), OUTDIR/latency-ratios.csv (each system against CAKE of the same
-# family: PIP against CAKE's Voice tin, BE against its best-effort tin) and
-# OUTDIR/latency.png.
+# family: PIP against CAKE's Voice tin, BE against its best-effort tin),
+# OUTDIR/latency.png, and per system and family the egress qdiscs' `tc -s`
+# after the run (SYSTEM-FAMILY.txt) and irtt's raw output
+# (SYSTEM-FAMILY-{pip,be}.irtt.json.gz).
 #
 # Usage: latency.sh OUTDIR
 # Knobs: LAT_LINK (3mbit), LAT_DURATION seconds per point (10),
@@ -103,16 +105,6 @@ uninstall()
 	esac
 }
 
-# rtt_pct IRTT_JSON P: the P-th percentile of the round trips, in ms.
-rtt_pct()
-{
-	jq -r --argjson p "$2" '[.round_trips[] | .delay.rtt // empty] | sort |
-		if length == 0 then "nan" else
-		.[((length * $p / 100) | ceil) - 1 | if . < 0 then 0 else . end] / 1e6 * 1000 |
-		round / 1000 end' \
-		"$1" 2>/dev/null || echo nan
-}
-
 # f3 NUMBER: three decimals ("nan" stays).
 f3()
 {
@@ -137,7 +129,11 @@ for fam in $EXP_FAMILIES; do
 		rtt_probe "$fam" $TOS_PIP "$f-pip.irtt.json"; pids+=" $FLOW_PID"
 		rtt_probe "$fam" $TOS_BE "$f-be.irtt.json"; pids+=" $FLOW_PID"
 		wait $pids
-		[ $sys = cake ] && tc -n "$R" -s qdisc show dev "$R_IF2" > "$EXP_OUT/cake-$fam.txt"
+		tc -n "$R" -s qdisc show dev "$R_IF2" > "$EXP_OUT/$sys-$fam.txt"
+		gzip -c "$f-be.irtt.json" > "$EXP_OUT/$sys-$fam-be.irtt.json.gz"
+		gzip -c "$f-pip.irtt.json" > "$EXP_OUT/$sys-$fam-pip.irtt.json.gz"
+		[ $sys = qosctl ] && echo "bench-latency: qosctl's BE leaf:" \
+			"$(tc -n "$R" qdisc show dev "$R_IF2" parent 1:13)" >&2
 		uninstall $sys
 		echo "$fam,$sys,$(rtt_pct "$f-pip.irtt.json" 50),$(rtt_pct "$f-pip.irtt.json" 99)," \
 			"$(rtt_pct "$f-be.irtt.json" 50),$(rtt_pct "$f-be.irtt.json" 99)," \

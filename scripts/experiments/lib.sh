@@ -21,6 +21,9 @@ EXP_LINK_MBIT=${EXP_LINK%mbit}
 EXP_DURATION=${EXP_DURATION:-5}
 EXP_LEN=${EXP_LEN:-1400}
 EXP_FAMILIES=${EXP_FAMILIES:-ipv4 ipv6}
+# One-way delay netem adds on both hosts' links ("" = none): the seeds'
+# testbeds were wide-area, the namespaces' RTT is ~0.1 ms.
+EXP_DELAY=${EXP_DELAY:-}
 
 # DSCP as the ToS / Traffic Class byte.
 TOS_PIP=0xb8
@@ -40,12 +43,19 @@ exp_init()
 	[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
 }
 
+# exp_title TEXT: TEXT, plus the path delay when there is one.
+exp_title()
+{
+	echo "$1${EXP_DELAY:+, +$EXP_DELAY each way}"
+}
+
 # testbed PROFILE: h1 - r - h2, PROFILE on both router interfaces at
 # EXP_LINK, iperf3 servers on ports 5201-5204 and an irtt server in h2.
 testbed()
 {
 	topo_h1_r_h2 || return 1
 	wire_packets
+	path_delay || return 1
 	exp_apply "$R" "$R_IF1" "$1" "$EXP_LINK" &&
 		exp_apply "$R" "$R_IF2" "$1" "$EXP_LINK" || return 1
 	servers
@@ -61,16 +71,59 @@ wire_packets()
 	ip -n "$H2" link set dev "$H2_IF" gso_max_segs 1
 }
 
-# servers: iperf3 on ports 5201-5204 and irtt, in h2.
+# path_delay: EXP_DELAY on h1's and h2's egress (netem), so that every
+# round trip through r gains twice EXP_DELAY and r's own qdiscs stay
+# qosctl's. Skips the experiment when the kernel has no netem.
+path_delay()
+{
+	local ns_if
+
+	[ -n "$EXP_DELAY" ] || return 0
+	for ns_if in "$H1 $H1_IF" "$H2 $H2_IF"; do
+		set -- $ns_if
+		if ! tc -n "$1" qdisc add dev "$2" root netem delay "$EXP_DELAY" limit 100000 \
+			2>"$EXP_TMP/netem.err"; then
+			echo "SKIP: EXP_DELAY=$EXP_DELAY needs sch_netem, which kernel" \
+				"$(uname -r) lacks: $(cat "$EXP_TMP/netem.err")"
+			exit $ksft_skip
+		fi
+	done
+	echo "$EXP_NAME: path delay $EXP_DELAY each way (netem on h1 and h2)"
+}
+
+# tunnel_6in4 [ARG...]: a sit (IPv6-in-IPv4) tunnel between h1 and h2 over
+# the routed IPv4 path, fd00:64::1 - fd00:64::2 (h2_addr 6in4), ARGs added
+# to both ends' `ip link add`. Fails without sit in the kernel.
+tunnel_6in4()
+{
+	ip -n "$H1" link add s6in4 type sit local "$H1_V4" remote "$H2_V4" ttl 64 "$@" \
+		2>/dev/null || return 1
+	ip -n "$H2" link add s6in4 type sit local "$H2_V4" remote "$H1_V4" ttl 64 "$@" || return 1
+	ip -n "$H1" addr add fd00:64::1/64 dev s6in4 nodad
+	ip -n "$H2" addr add fd00:64::2/64 dev s6in4 nodad
+	ip -n "$H1" link set s6in4 up
+	ip -n "$H2" link set s6in4 up
+}
+
+# servers: iperf3 on ports 5201-5204 and irtt, in h2; returns once irtt
+# answers a handshake from h1 on both families (a slow, emulated guest
+# takes seconds to start it).
 servers()
 {
-	local port pid
+	local port pid dst i
 
 	for port in 5201 5202 5203 5204; do
 		bg_ns "$H2" pid iperf3 -s -p $port >/dev/null 2>&1
 	done
 	bg_ns "$H2" pid irtt server -i 0 -d 0 >/dev/null 2>&1
 	sleep 0.5
+	for dst in "$H2_V4" "[$H2_V6]"; do
+		for i in $(seq 20); do
+			in_ns "$H1" irtt client -Q -n --timeouts=500ms "$dst:2112" >/dev/null 2>&1 &&
+				break
+			sleep 0.5
+		done
+	done
 }
 
 # exp_apply NS DEV PROFILE RATE: qosctl apply, its remove registered.
@@ -97,6 +150,7 @@ payload_mbit()
 	local hdr=42
 
 	[ "$1" = ipv6 ] && hdr=62
+	[ "$1" = 6in4 ] && hdr=82
 	awk -v r="$2" -v l="$EXP_LEN" -v h=$hdr 'BEGIN { printf "%.3f\n", r * l / (l + h) }'
 }
 
@@ -119,16 +173,31 @@ tcp_flow()
 }
 
 # rtt_probe FAMILY TOS OUT: irtt every 10 ms for EXP_DURATION seconds,
-# JSON into OUT, in the background; sets FLOW_PID.
+# JSON into OUT, in the background; sets FLOW_PID. The handshake waits 3 s
+# before it retries: with irtt's default 1 s, a handshake queued behind a
+# flood for more than a second (a slow, emulated guest) is sent twice, and
+# irtt aborts the test when the second reply arrives ("UnexpectedOpenFlag",
+# no probe sent).
 rtt_probe()
 {
 	local dst
 
 	dst=$(h2_addr "$1")
 	[ "$1" != ipv4 ] && dst="[$dst]"
-	in_ns "$H1" timeout $((EXP_DURATION + 15)) irtt client -Q -i 10ms \
-		-d "${EXP_DURATION}s" --dscp="$2" -o "$3" "$dst:2112" >/dev/null 2>&1 &
+	in_ns "$H1" timeout $((EXP_DURATION + 30)) irtt client -Q -i 10ms \
+		-d "${EXP_DURATION}s" --dscp="$2" --timeouts=3s,6s -o "$3" "$dst:2112" \
+		>/dev/null 2>&1 &
 	FLOW_PID=$!
+}
+
+# rtt_pct IRTT_JSON P: the P-th percentile of the round trips, in ms.
+rtt_pct()
+{
+	jq -r --argjson p "$2" '[.round_trips[] | .delay.rtt // empty] | sort |
+		if length == 0 then "nan" else
+		.[((length * $p / 100) | ceil) - 1 | if . < 0 then 0 else . end] / 1e6 * 1000 |
+		round / 1000 end' \
+		"$1" 2>/dev/null || echo nan
 }
 
 # UDP results: loss in percent, jitter in ms, received rate in Mbit/s of
