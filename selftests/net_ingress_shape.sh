@@ -364,6 +364,23 @@ check_err $? "dry-run does not print $IFB and its tree"
 check_err $? "dry-run created $IFB"
 log_test "dry-run prints $IFB and its tree, creates nothing"
 
+# Before Linux 6.4 an IFB drops what BPF redirects to it: qosctl refuses
+# ingress-rate there, and changes nothing.
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -lt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -lt 4 ]; }; then
+	RET=0
+	out=$(qosctl_ns "$R" apply "$PROFILE" dev "$R_IF2" rate 1gbit 2>&1)
+	check_fail $? "apply with ingress-rate succeeded on $(uname -r)"
+	grep -q "^qosctl: apply: ingress-rate: kernel $(uname -r) drops what BPF redirects to an IFB (fixed in Linux 6.4); download shaping needs 6.4 or later$" <<<"$out"
+	check_err $? "not the refusal expected: $out"
+	[ "$(dev_state)" = "$STATE_CLEAN" ] && [ -z "$(ifb_index)" ]
+	check_err $? "a refused apply changed the interface or created $IFB"
+	log_test "kernel $(uname -r) < 6.4: ingress-rate refused, nothing changed"
+	[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+	echo "SKIP: the rest needs Linux 6.4 (bpf_redirect to an IFB)"
+	exit $ksft_skip
+fi
+
 RET=0
 out=$(qosctl_ns "$R" apply "$PROFILE" dev "$R_IF2" rate 1gbit 2>&1) &&
 	ip -n "$R" -j link show dev "$IFB" | jq -e '.[0].flags | index("UP")' >/dev/null

@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
@@ -17,6 +19,35 @@
 void qos_ifb_name(int dev_ifindex, char name[IF_NAMESIZE])
 {
 	snprintf(name, IF_NAMESIZE, "qifb%d", dev_ifindex);
+}
+
+/*
+ * Before Linux 6.4, bpf_redirect() did not mark the packet as redirected,
+ * and ifb_xmit() drops every packet not so marked: on such a kernel the
+ * redirect "works" and the IFB silently eats everything that arrives.
+ * The fix is "bpf: Set skb redirect and from_ingress info in
+ * __bpf_tx_skb" (Daniel Borkmann, bpf-next, April 2023; in 6.4). Nothing
+ * user space can probe without sending traffic shows it, so the release
+ * decides; a vendor kernel with it backported passes QOSCTL_IFB_REDIRECT=1.
+ */
+int qos_ifb_redirect_check(char *err, size_t errlen)
+{
+	const char *force = getenv("QOSCTL_IFB_REDIRECT");
+	unsigned int major = 0, minor = 0;
+	struct utsname u;
+
+	if (force && !strcmp(force, "1"))
+		return 0;
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
+		snprintf(err, errlen, "ingress-rate: cannot read the kernel's release");
+		return -EIO;
+	}
+	if (major > 6 || (major == 6 && minor >= 4))
+		return 0;
+	snprintf(err, errlen,
+		 "ingress-rate: kernel %s drops what BPF redirects to an IFB (fixed in Linux "
+		 "6.4); download shaping needs 6.4 or later", u.release);
+	return -EOPNOTSUPP;
 }
 
 /* The link named as the IFB of @dev_ifindex, or NULL. */

@@ -10,9 +10,14 @@
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* "qifb" + up to 10 digits: within IFNAMSIZ for every ifindex. */
 void qos_ifb_name(int dev_ifindex, char name[IF_NAMESIZE]);
+
+/* 0 if this kernel delivers what a BPF program redirects to an IFB (6.4+),
+ * else -EOPNOTSUPP and why in @err. */
+int qos_ifb_redirect_check(char *err, size_t errlen);
 
 /* The device that holds the IFB's name for @dev_ifindex: its ifindex and
  * whether it is an IFB; -ENOENT when the name is free. */

@@ -312,6 +312,8 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 	ret = ret ?: qos_strict_check(err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
 	ret = ret ?: check_foreign(dev, &next, err, errlen);
+	if (!ret && qos_plan_has_ifb(&next))
+		ret = qos_ifb_redirect_check(err, errlen);
 	if (ret)
 		goto out;
 	/* A plain apply confirms a pending one, as a new commit does in
