@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/pkt_cls.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +173,8 @@ static int prog_id_of(int fd, uint32_t *id)
 	return 0;
 }
 
-/* One program loaded from its own instance of the skeleton. */
+/* One program loaded from its own instance of the skeleton, in a thread of
+ * its own when both are loaded: the verifier runs for each in parallel. */
 struct prog_load {
 	enum qos_dir dir;
 	const struct qos_progs *share;
@@ -231,6 +233,8 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 		.dir = QOS_DIR_MAX, .share = share, .share_mask = share_mask,
 		.rule_entries = rule_entries,
 	};
+	pthread_t thr[QOS_DIR_MAX];
+	bool started[QOS_DIR_MAX] = {};
 	int d, i, ret;
 
 	qos_progs_init(out);
@@ -247,7 +251,17 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 			continue;
 		l[d] = (struct prog_load){ .dir = d, .share = out, .share_mask = ~0U,
 					   .rule_entries = rule_entries };
-		prog_load_run(&l[d]);
+		/* The last one runs here; a failed thread start, here too. */
+		started[d] = (dirs >> (d + 1)) &&
+			     !pthread_create(&thr[d], NULL, prog_load_run, &l[d]);
+		if (!started[d])
+			prog_load_run(&l[d]);
+	}
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		if (started[d])
+			pthread_join(thr[d], NULL);
+		if (!(dirs & 1U << d) || ret)
+			continue;
 		ret = l[d].ret;
 		if (!ret) {
 			out->prog[d] = dup_fd(bpf_program__fd(skel_prog(l[d].skel, d)));
