@@ -12,6 +12,7 @@
 #   make install      PREFIX=/usr/local DESTDIR= (builds the installed qosctl for PREFIX)
 #   make deb          the Debian package, into $(OUTPUT)/deb
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
+#   make bench-mq     two CPUs through one HTB root against a tree per TX queue
 #   make fuzz         fuzz the profile parser for FUZZ_SECONDS (libFuzzer)
 
 SANITIZE ?=
@@ -90,7 +91,7 @@ PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
-	fuzz bench experiments bench-latency
+	fuzz bench experiments bench-latency bench-mq
 
 # A fresh machine stops here with the missing packages on one line rather
 # than at the first compiler error. Only goals that build are probed; check,
@@ -259,6 +260,10 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL) $(BENCH_HOOK_REF)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl BENCH_HOOK_OBJ=$(abspath $(BENCH_HOOK_REF)) \
 		scripts/bench/run.sh $(ABS_OUTPUT)/bench
+
+bench-mq: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/mq.sh $(ABS_OUTPUT)/bench
 
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)

@@ -61,6 +61,10 @@ enum qos_unparsed {
 	QOS_UNP_BAD_LEN,	/* IPv4 total / IPv6 payload length disagrees with the packet */
 	QOS_UNP_BAD_EXT,	/* IPv6 extension header where it may not be (Hop-by-Hop not first) */
 	QOS_UNP_EXT_CHAIN,	/* more IPv6 extension headers than the walk follows */
+	/* Not a parse failure: ingress could not hand the packet to the IFB
+	 * of download shaping, so it passed unshaped. Counted here because it
+	 * is the same kind of fact: a packet the policy did not treat. */
+	QOS_UNP_NO_REDIRECT,
 	QOS_UNP_MAX,
 };
 
@@ -116,6 +120,11 @@ enum qos_linklayer {
 	QOS_LL_MAX,
 };
 
+/* Multi-queue trees: the HTB of TX queue q has major (q + 1) << 8, its
+ * leaves (q + 1) << 8 | 0x10 + class id (Documentation/design.rst). */
+#define QOS_MAX_QUEUES		64
+#define QOS_QUEUE_MAJOR(q)	(((q) + 1) << 8)
+
 #define QOS_META_VERSION	3
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
@@ -146,7 +155,7 @@ struct qos_meta {
 	__u32 overhead;		/* bytes every shaper adds to a packet's length */
 	__u32 mpu;		/* the smallest length a shaper charges */
 	__u32 linklayer;	/* enum qos_linklayer */
-	__u32 pad;
+	__u32 queues;		/* TX queues with a tree each under mq; 0 or 1: one tree */
 	__u64 obj_hash;		/* of the BPF object the programs were loaded from */
 	__u64 rate_bps;		/* link rate the profile was applied at */
 	/* Reservations (qosctl reserve): the class they are admitted to, 0 =
@@ -180,8 +189,9 @@ struct qos_meta {
 /*
  * Largest rule table a profile may ask for: the smallest power of two that
  * holds 2^20 rules (ids start at 1), the 1M flow-label rules the classifier
- * is measured with. Each entry costs 16 bytes of hit counters per possible
- * CPU, allocated at apply; Documentation/profiles.rst has the figures.
+ * is measured with. Each rule id given costs 16 bytes of hit counters per
+ * possible CPU, allocated as rules are installed; Documentation/profiles.rst
+ * has the figures.
  */
 #define QOS_RULES_MAX		(1U << 21)
 #define QOS_RULE_SHAPES_MAX	16	/* per family */
@@ -308,11 +318,23 @@ struct qos_cfg {
 	/* Pure TCP ACKs of the default class, 0 = none (an asymmetric link's
 	 * upstream). */
 	__u32 ack_class;
+	/* TX queues with a tree of their own under an mq root, 0 or 1 for one
+	 * tree: egress picks a queue by the flow hash and queues in the tree
+	 * of that queue, whose classids are classid[] + (queue << 24). */
+	__u32 queues;
 	/* Egress rewrite per family and class (a domain border downgrading
 	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
 	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
 	struct qos_rule_set rs;		/* rule shapes; qos_cfg.rules says which families */
+	/* Download shaping: the IFB ingress redirects every packet it does
+	 * not drop to, with skb->priority = classid[class] (the IFB's tree
+	 * is the egress tree's twin, same handle and classids). 0 = none. */
+	__u32 ifb_ifindex;
+	__u32 ifb_pad;
 	struct qos_meta meta;
+	/* The IFB's tree, as meta is the egress tree's: rate_bps 0 = no
+	 * download shaping. Never read by the data path. */
+	struct qos_meta ifb;
 };
 
 /*

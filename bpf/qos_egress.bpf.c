@@ -24,6 +24,33 @@
 #include "lib/dscp.h"
 
 /*
+ * Queue the packet in class @cls: skb->priority = the class's qdisc class.
+ * With a tree per TX queue (cfg->queues > 1), the queue is picked from the
+ * flow hash, so every packet of a flow takes one queue and is never
+ * reordered, and the classid is that queue's HTB's. The kernel picks the
+ * TX queue after this program: a write to queue_mapping does not choose it
+ * directly (only act_skbedit's netdev_xmit_skip_txqueue() does), but with
+ * no queue cached in a local socket and no XPS map, netdev_pick_tx() takes
+ * it through skb_tx_hash() as a recorded receive queue, queue_mapping - 1
+ * (net/core/dev.c; Documentation/design.rst, "Multi-queue trees").
+ */
+static __always_inline void qos_egress_queue(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					     __u32 cls)
+{
+	__u32 classid = cfg->classid[cls & (QOS_MAX_CLASSES - 1)];
+	__u32 n = cfg->queues, q;
+
+	if (n > 1 && n <= QOS_MAX_QUEUES) {
+		q = ((__u64)bpf_get_hash_recalc(skb) * n) >> 32;
+		skb->queue_mapping = q + 1;
+		if (classid)
+			classid = QOS_QUEUE_MAJOR(q) << 16 | (classid & 0xffff);
+	}
+	if (classid)
+		skb->priority = classid;
+}
+
+/*
  * A packet the parser gave up on is queued in the default class by us rather
  * than by the qdisc's own default, which HTB cannot change in place: a
  * re-apply that moves the default class keeps its tree. ARP may have a class
@@ -32,14 +59,10 @@
 static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const struct qos_cfg *cfg,
 						int reason, __u32 len)
 {
-	__u32 cls;
+	__u32 cls = qos_unparsed_class(cfg, reason);
 
 	qos_count_unparsed(QOS_DIR_EGRESS, reason, len);
-	cls = reason == QOS_UNP_NON_IP && cfg->nonip_class ? cfg->nonip_class :
-							     cfg->default_class;
-	cls &= QOS_MAX_CLASSES - 1;
-	if (cfg->classid[cls])
-		skb->priority = cfg->classid[cls];
+	qos_egress_queue(skb, cfg, cls);
 }
 
 /*
@@ -87,8 +110,7 @@ int qos_egress(struct __sk_buff *skb)
 		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) :
 			     qos_classify_pkt(skb, cfg, &pkt);
 	}
-	if (cfg->classid[cls])
-		skb->priority = cfg->classid[cls];
+	qos_egress_queue(skb, cfg, cls);
 	verdict = QOS_V_PASS;
 	remark = cfg->egress_remark[pkt.table & 1][cls];
 	/* Wash (CAKE's term): the DSCP has done its work here, the next

@@ -6,7 +6,10 @@
  *
  * It returns TC_ACT_UNSPEC ("no opinion"): the packet continues to any
  * filter after ours and is then accepted, so qosctl coexists with other
- * clsact users.
+ * clsact users. With download shaping (cfg->ifb_ifindex) every packet it
+ * does not drop is redirected instead to the egress of qosctl's IFB,
+ * queued there in its class, and the IFB hands it back to this device's
+ * receive path (Documentation/design.rst, "Download shaping").
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -31,6 +34,29 @@ __noinline int qos_police_step(struct __sk_buff *skb, const struct qos_pkt *pkt,
 	return qos_police(skb, pkt, policer, len, out);
 }
 
+/*
+ * Download shaping: into class @cls of the IFB's tree. skb->priority, not
+ * the mark, picks the class there: the IFB's tree has the egress tree's
+ * handle and classids, HTB and PRIO read skb->priority directly, and
+ * nothing between this redirect and the IFB's qdisc rewrites it, so the
+ * IFB needs no program of its own. bpf_redirect() fails only on flags it
+ * does not know; should it, the packet passes unshaped, and is counted.
+ */
+static __always_inline int qos_to_ifb(struct __sk_buff *skb, const struct qos_cfg *cfg,
+				      __u32 cls, __u32 len)
+{
+	__u32 classid = cfg->classid[cls & (QOS_MAX_CLASSES - 1)];
+
+	if (!cfg->ifb_ifindex)
+		return TC_ACT_UNSPEC;
+	if (classid)
+		skb->priority = classid;
+	if (bpf_redirect(cfg->ifb_ifindex, 0) == TC_ACT_REDIRECT)
+		return TC_ACT_REDIRECT;
+	qos_count_unparsed(QOS_DIR_INGRESS, QOS_UNP_NO_REDIRECT, len);
+	return TC_ACT_UNSPEC;
+}
+
 SEC("tc")
 int qos_ingress(struct __sk_buff *skb)
 {
@@ -50,13 +76,13 @@ int qos_ingress(struct __sk_buff *skb)
 	ret = qos_parse_skb(skb, &pkt);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
-		return TC_ACT_UNSPEC;
+		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
 	}
 
 	ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
-		return TC_ACT_UNSPEC;
+		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
 	}
 	if (rule) {
 		cls = rule->class_id & (QOS_MAX_CLASSES - 1);
@@ -77,7 +103,7 @@ int qos_ingress(struct __sk_buff *skb)
 	if (verdict == QOS_V_DROP)
 		return TC_ACT_SHOT;
 	skb->mark = qos_mark_set(cfg, skb->mark, out);
-	return TC_ACT_UNSPEC;
+	return qos_to_ifb(skb, cfg, out, len);
 }
 
 char LICENSE[] SEC("license") = "GPL";

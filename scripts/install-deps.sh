@@ -33,7 +33,7 @@ pkgs=(
 	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
 	linux-source-6.12 xz-utils
 	python3-docutils gnuplot-nox
-	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc
+	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc ethtool
 	systemd util-linux ifupdown
 	python3 python3-prometheus-client
 )

@@ -270,7 +270,10 @@ topo_h1_r_h2()
 	H1_V4=10.1.1.1 H2_V4=10.1.2.1 H1_V6=2001:db8:1::1 H2_V6=2001:db8:2::1
 
 	ip -n "$H1" link add "$H1_IF" type veth peer name "$R_IF1" netns "$R" || return 1
-	ip -n "$H2" link add "$H2_IF" type veth peer name "$R_IF2" netns "$R" || return 1
+	# TOPO_TXQ=N: r's link to h2 with N TX and RX queues on both ends.
+	ip -n "$H2" link add "$H2_IF" ${TOPO_TXQ:+numtxqueues $TOPO_TXQ numrxqueues $TOPO_TXQ} \
+		type veth peer name "$R_IF2" \
+		${TOPO_TXQ:+numtxqueues $TOPO_TXQ numrxqueues $TOPO_TXQ} netns "$R" || return 1
 
 	ip -n "$H1" addr add $H1_V4/24 dev "$H1_IF"
 	ip -n "$H1" addr add $H1_V6/64 dev "$H1_IF" nodad

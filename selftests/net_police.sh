@@ -169,9 +169,15 @@ fi
 # pass 2^53, where jq would round them.
 bucket()
 {
-	bpftool map lookup id "$MAP" key $POL_KEY | awk '
+	local tc last
+
+	read -r tc last < <(bpftool map lookup id "$MAP" key $POL_KEY | awk '
 		/"(tc|last_ns)": / { v = $2; sub(/,$/, "", v); s[$1] = v }
-		END { print s["\"tc\":"], s["\"last_ns\":"] }'
+		END { print s["\"tc\":"], s["\"last_ns\":"] }')
+	# A bucket a GSO packet left in debt holds it in two's complement
+	# (bpf/lib/tb.h, tb_step()): read it as the negative it is.
+	[ -n "$tc" ] && [ "$(echo "$tc >= 2^63" | bc)" = 1 ] && tc=$(echo "$tc - 2^64" | bc)
+	echo "$tc $last"
 }
 
 # counters: for IPv4 and IPv6 in turn, the policer's green packets and

@@ -216,18 +216,19 @@ struct run_result {
 	uint32_t out_len;
 };
 
-/* Run a tc program once on @p with skb->mark = @mark on entry. */
-static inline void pkt_run(int prog_fd, const struct pkt *p, uint32_t mark,
-			   struct run_result *r)
+/* Run a tc program once on @p with the skb fields of @ctx_in on entry (the
+ * kernel takes mark, priority, tc_classid, gso_segs, gso_size and a few
+ * more: convert___skb_to_skb() in net/bpf/test_run.c). */
+static inline void pkt_run_ctx(int prog_fd, const struct pkt *p, struct __sk_buff *ctx_in,
+			       struct run_result *r)
 {
-	struct __sk_buff ctx_in = { .mark = mark };
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .data_in = p->buf,
 		    .data_size_in = p->len,
 		    .data_out = r->out,
 		    .data_size_out = sizeof(r->out),
-		    .ctx_in = &ctx_in,
-		    .ctx_size_in = sizeof(ctx_in),
+		    .ctx_in = ctx_in,
+		    .ctx_size_in = sizeof(*ctx_in),
 		    .ctx_out = &r->ctx,
 		    .ctx_size_out = sizeof(r->ctx),
 		    .repeat = 1);
@@ -236,6 +237,15 @@ static inline void pkt_run(int prog_fd, const struct pkt *p, uint32_t mark,
 	r->err = bpf_prog_test_run_opts(prog_fd, &opts);
 	r->retval = opts.retval;
 	r->out_len = opts.data_size_out;
+}
+
+/* Run a tc program once on @p with skb->mark = @mark on entry. */
+static inline void pkt_run(int prog_fd, const struct pkt *p, uint32_t mark,
+			   struct run_result *r)
+{
+	struct __sk_buff ctx_in = { .mark = mark };
+
+	pkt_run_ctx(prog_fd, p, &ctx_in, r);
 }
 
 #endif /* __QOS_SELFTEST_PKT_H */

@@ -169,20 +169,22 @@ def check_qdisc(ctx, dev):
     for c in CLASSES:
         p = sum(exp.get((dev, "egress", c, f), 0) for f in FAMS)
         b = sum(exp.get((dev, "egress", c, f), 0) * ctx["frame"][f] for f in FAMS)
-        d[dev].expect(p, "qosctl_qdisc_class_sent_packets_total", **{"class": c})
-        d[dev].expect(b, "qosctl_qdisc_class_sent_bytes_total", **{"class": c})
-        d[dev].expect(0, "qosctl_qdisc_class_drops_total", **{"class": c})
-        total_p += d[dev].get("qosctl_qdisc_class_sent_packets_total", **{"class": c}) or 0
-        total_b += d[dev].get("qosctl_qdisc_class_sent_bytes_total", **{"class": c}) or 0
+        d[dev].expect(p, "qosctl_qdisc_class_sent_packets_total", direction="egress", **{"class": c})
+        d[dev].expect(b, "qosctl_qdisc_class_sent_bytes_total", direction="egress", **{"class": c})
+        d[dev].expect(0, "qosctl_qdisc_class_drops_total", direction="egress", **{"class": c})
+        total_p += d[dev].get("qosctl_qdisc_class_sent_packets_total", direction="egress",
+                              **{"class": c}) or 0
+        total_b += d[dev].get("qosctl_qdisc_class_sent_bytes_total", direction="egress",
+                              **{"class": c}) or 0
         if d[dev].after.get(key("qosctl_qdisc_class_backlog_packets", device=d[dev].dev,
-                                **{"class": c})) != 0:
+                                direction="egress", **{"class": c})) != 0:
             bad.append(f"{d[dev].dev}: class {c} has a backlog")
     if total_p == 0:
         bad.append(f"{d[dev].dev}: the qdisc classes sent nothing")
-    d[dev].expect(total_p, "qosctl_qdisc_sent_packets_total")
-    d[dev].expect(total_b, "qosctl_qdisc_sent_bytes_total")
-    d[dev].expect(0, "qosctl_qdisc_drops_total")
-    if d[dev].after.get(key("qosctl_qdisc_backlog_bytes", device=d[dev].dev)) != 0:
+    d[dev].expect(total_p, "qosctl_qdisc_sent_packets_total", direction="egress")
+    d[dev].expect(total_b, "qosctl_qdisc_sent_bytes_total", direction="egress")
+    d[dev].expect(0, "qosctl_qdisc_drops_total", direction="egress")
+    if d[dev].after.get(key("qosctl_qdisc_backlog_bytes", device=d[dev].dev, direction="egress")) != 0:
         bad.append(f"{d[dev].dev}: the root qdisc has a backlog")
 
 
@@ -248,14 +250,15 @@ def check_json(ctx):
                     if after.get(k) != c[direction][f][what]:
                         bad.append(f"{c['name']} {direction} {f} {what}: {after.get(k)} != "
                                    f"stats -j {c[direction][f][what]}")
-        k = key("qosctl_qdisc_class_sent_packets_total", device=dev, **{"class": c["name"]})
+        k = key("qosctl_qdisc_class_sent_packets_total", device=dev, direction="egress",
+                **{"class": c["name"]})
         if after.get(k) != c["qdisc"]["sent_packets"]:
             bad.append(f"{c['name']} qdisc sent: {after.get(k)} != {c['qdisc']['sent_packets']}")
     for what, js in (("sent_packets_total", "sent_packets"), ("sent_bytes_total", "sent_bytes"),
                      ("drops_total", "drops"), ("overlimits_total", "overlimits"),
                      ("requeues_total", "requeues"), ("backlog_bytes", "backlog_bytes"),
                      ("backlog_packets", "backlog_packets")):
-        v = after.get(key(f"qosctl_qdisc_{what}", device=dev))
+        v = after.get(key(f"qosctl_qdisc_{what}", device=dev, direction="egress"))
         if v != st["qdisc"][js]:
             bad.append(f"root qdisc {js}: series {v} != stats -j {st['qdisc'][js]}")
 

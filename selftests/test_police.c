@@ -403,6 +403,101 @@ TEST_F(police, srtcm_three_colours)
 }
 
 /*
+ * A GSO packet (TCP over IPv4 and IPv6 with a 32-byte TCP header, UDP over
+ * IPv4) is charged what its segments take on the wire: skb->len plus the
+ * headers of every segment after the first, gso_segs read from the skb,
+ * recounted from the payload when 0 or larger than the payload fills.
+ * One segment's worth of tokens admits it, and it leaves the bucket in
+ * debt by at most the rest; in debt, every packet is red.
+ */
+static void build_gso(struct pkt *p, enum shape s, uint32_t *hdr)
+{
+	uint8_t tos = 46 << 2;
+	uint8_t *l4;
+
+	pkt_init(p);
+	pkt_eth(p);
+	if (s == V6)
+		pkt_ipv6(p, tos, FLOWLABEL, IPPROTO_TCP);
+	else
+		pkt_ipv4(p, tos, s == V4 ? IPPROTO_TCP : IPPROTO_UDP, 0);
+	l4 = pkt_put(p, s == V4_OPT ? 8 : 32);
+	if (s != V4_OPT)
+		l4[12] = 8 << 4;	/* data offset: 32 bytes */
+	*hdr = p->len;
+	pkt_payload(p, 1200);
+	pkt_end(p, ETH_HLEN);
+}
+
+TEST_F(police, gso_wire_charge)
+{
+	/* V4_OPT stands for UDP here. */
+	static const enum shape shapes[] = { V4, V6, V4_OPT };
+	static const int fams[] = { QOS_FAM_IPV4, QOS_FAM_IPV6, QOS_FAM_IPV4 };
+	static const uint32_t segs_in[] = { 5, 0, 1000 };
+	const uint32_t size = 250;	/* 1200 bytes of payload: 5 segments */
+	static struct run_result r;
+	struct __sk_buff ctx = {};
+	static struct pkt p;
+	struct qos_policer pol;
+	uint32_t hdr, wire, idx = CLS_PIP;
+	struct qos_ctr g0, r0;
+	int64_t owed;
+	unsigned int s, i;
+
+	for (s = 0; s < 3; s++) {
+		build_gso(&p, shapes[s], &hdr);
+		wire = p.len + 4 * hdr;
+		g0 = colors(self->skel, CLS_PIP, fams[s], TB_GREEN);
+		r0 = colors(self->skel, CLS_PIP, fams[s], TB_RED);
+		/* A bucket that holds every form of the packet: each is
+		 * charged the same. */
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, 4 * wire, 0, 0,
+					 PASS, DROP, DROP));
+		for (i = 0; i < 3; i++) {
+			ctx.gso_size = size;
+			ctx.gso_segs = segs_in[i];
+			pkt_run_ctx(self->prog, &p, &ctx, &r);
+			ASSERT_EQ(0, r.err) TH_LOG("test_run refused gso_segs %u", segs_in[i]);
+			EXPECT_EQ(TC_ACT_UNSPEC, r.retval);
+		}
+		EXPECT_EQ(g0.packets + 3, colors(self->skel, CLS_PIP, fams[s], TB_GREEN).packets);
+		EXPECT_EQ(g0.bytes + 3 * wire, colors(self->skel, CLS_PIP, fams[s], TB_GREEN).bytes)
+			TH_LOG("shape %u: 3 packets of %u bytes on the wire", s, wire);
+
+		/* A bucket of one segment and 100 bytes: the packet passes
+		 * and leaves it owing wire - hdr - size - 100 bytes, less the
+		 * few bytes 1 kbit/s earns meanwhile. */
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, hdr + size + 100, 0, 0,
+					 PASS, DROP, DROP));
+		ctx.gso_segs = 5;
+		pkt_run_ctx(self->prog, &p, &ctx, &r);
+		EXPECT_EQ(TC_ACT_UNSPEC, r.retval);
+		ASSERT_EQ(0, bpf_map_lookup_elem(bpf_map__fd(self->skel->maps.qos_policers), &idx,
+						 &pol));
+		owed = -(int64_t)pol.st.tc;
+		EXPECT_LE(owed, (int64_t)(wire - hdr - size - 100) * (int64_t)TB_NBITS_PER_BYTE);
+		EXPECT_GT(owed, (int64_t)(wire - hdr - size - 100 - 32) * (int64_t)TB_NBITS_PER_BYTE);
+		/* In debt: the same packet and a plain one are red. */
+		pkt_run_ctx(self->prog, &p, &ctx, &r);
+		EXPECT_EQ(TC_ACT_SHOT, r.retval);
+		pkt_run(self->prog, &p, 0, &r);
+		EXPECT_EQ(TC_ACT_SHOT, r.retval);
+		EXPECT_EQ(r0.bytes + wire + p.len, colors(self->skel, CLS_PIP, fams[s], TB_RED).bytes);
+
+		/* A bucket one byte short of a segment's worth: red, takes
+		 * nothing. */
+		ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, hdr + size - 1, 0, 0,
+					 PASS, DROP, DROP));
+		pkt_run_ctx(self->prog, &p, &ctx, &r);
+		EXPECT_EQ(TC_ACT_SHOT, r.retval);
+		ASSERT_EQ(0, bpf_map_lookup_elem(bpf_map__fd(self->skel->maps.qos_policers), &idx,
+						 &pol));
+		EXPECT_EQ((uint64_t)(hdr + size - 1) * TB_NBITS_PER_BYTE, pol.st.tc);
+	}
+}
+
+/*
  * trTCM colour-aware: with full buckets, a packet whose DSCP says red is
  * red and one that says yellow is yellow; colour-blind, all are green.
  * PIP's DSCPs stand in for drop precedences here: 46 green, 47 yellow,

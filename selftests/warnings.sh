@@ -149,6 +149,25 @@ log_test "apply --strict refused: qdiscs, classes and files as before"
 expect "apply: the warning, and the profile applied at the rate as resolved" \
 	"qosctl: warning: apply: rate '100mbps' is 800mbit: 'bps' is bytes per second, as in tc" \
 	qosctl_ns "$NS" apply "$dir/quiet" dev "$DEV" rate 100mbps
+# apply's summary on standard output: every rate as resolved.
+got=$(qosctl_ns "$NS" apply "$dir/quiet" dev "$DEV" rate 100mbps 2>/dev/null)
+want="dev $DEV: applied quiet at 800mbit, htb: be rate 800mbit ceil 800mbit prio 1"
+[ "$got" = "$want" ]
+check_err $? "apply printed:
+$got
+want:
+$want"
+got=$(qosctl_ns "$NS" apply pip-20pct dev "$DEV" rate 100mbit overhead 40 2>/dev/null)
+want="dev $DEV: applied pip-20pct at 100mbit overhead 40 mpu 0 linklayer ethernet, htb:\
+ pip rate 20mbit ceil 20mbit prio 0; be rate 79mbit ceil 100mbit prio 1;\
+ lbe rate 1mbit ceil 100mbit prio 2"
+[ "$got" = "$want" ]
+check_err $? "apply printed:
+$got
+want:
+$want"
+log_test "apply prints what it installed, rates as resolved (800mbit; pip 20mbit of 100mbit)"
+qosctl_ns "$NS" apply "$dir/quiet" dev "$DEV" rate 100mbps >/dev/null 2>&1
 qosctl_ns "$NS" show dev "$DEV" | grep -q "^dev $DEV profile quiet rate 800mbit "
 check_err $? "show does not say rate 800mbit: $(qosctl_ns "$NS" show dev "$DEV" | head -1)"
 [ "$(qosctl_ns "$NS" show dev "$DEV" -j | jq .rate_bps)" = 800000000 ]

@@ -54,6 +54,16 @@ static __always_inline void qos_count(__u32 dir, __u32 cls, __u32 fam, __u32 ver
 	}
 }
 
+/* The class of a packet the parser gave up on: ARP may have a class of its
+ * own so that it does not queue behind a flood, the rest the default. */
+static __always_inline __u32 qos_unparsed_class(const struct qos_cfg *cfg, int reason)
+{
+	__u32 cls = reason == QOS_UNP_NON_IP && cfg->nonip_class ? cfg->nonip_class :
+								    cfg->default_class;
+
+	return cls & (QOS_MAX_CLASSES - 1);
+}
+
 static __always_inline void qos_count_unparsed(__u32 dir, __u32 reason, __u32 len)
 {
 	__u32 key = qos_unparsed_key(dir, reason);

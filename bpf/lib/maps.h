@@ -48,8 +48,8 @@ struct {
 
 /*
  * Classification rules (bpf/lib/rules.h). qosctl sizes qos_rules and
- * qos_rule_stats from the profile before loading; without preallocation the
- * hash holds memory for the rules installed, not for its limit.
+ * qos_rule_stats from the profile before loading; without preallocation
+ * both hold memory for the rules installed, not for their limit.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -59,10 +59,14 @@ struct {
 	__type(value, struct qos_rule_val);
 } qos_rules SEC(".maps") __weak;
 
-/* Per-rule hits, indexed by qos_rule_val.id. */
+/* Per-rule hits, keyed by qos_rule_val.id. A per-CPU hash, not an array:
+ * an array of the table's size takes its per-CPU elements, all of them, when
+ * it is created (54 ms at apply for the default 65536), a hash only as rules
+ * are installed. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, QOS_RULES_DEFAULT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct qos_ctr);
 } qos_rule_stats SEC(".maps") __weak;

@@ -4,8 +4,10 @@
  * (lib/tb.h) and carry out the action for that colour.
  *
  * Bytes are accounted at L2: the caller passes skb->len, the Ethernet
- * frame without FCS (an offloaded VLAN tag is not in it), the same
- * quantity the class counters count, for IPv4 and IPv6 alike.
+ * frame without FCS (an offloaded VLAN tag is not in it), for IPv4 and
+ * IPv6 alike. A GSO/GRO super-packet is charged and counted as the frames
+ * it is on the wire (qos_police_wire()), so the policer's byte counters
+ * count wire bytes where the class counters count skb->len.
  *
  * Concurrency: no lock. tb_police() updates the buckets and the time of
  * the last refill with one compare-and-swap per word (lib/tb.h); the rest
@@ -64,6 +66,66 @@ static __always_inline void qos_police_count(__u32 idx, __u32 fam, __u32 color, 
 }
 
 /*
+ * The bytes, from the start of the frame, that every segment of a GSO
+ * packet carries again: link and network headers (for 6in4 both IP
+ * headers), up to @l4_off where header @proto starts, and the TCP or UDP
+ * header. 0 if they cannot be read. IPv6 extension headers are walked only
+ * if a rule already did (qos_parse_ipv6_ext()): otherwise, and for another
+ * upper layer, the headers up to the one that follows the IP header, a
+ * charge a little low.
+ */
+static __always_inline __u32 qos_police_seg_hdr(struct __sk_buff *skb, __u32 l4_off, __u32 proto)
+{
+	__u8 doff;
+
+	if (proto == IPPROTO_UDP)
+		return l4_off + 8;
+	if (proto != IPPROTO_TCP)
+		return l4_off;
+	if (bpf_skb_load_bytes(skb, l4_off + 12, &doff, 1))
+		return 0;
+	return l4_off + (doff >> 4) * 4;
+}
+
+/*
+ * What a packet of @len bytes (skb->len) costs the bucket, in the low 32
+ * bits, and the bytes a bucket must hold to admit it, in the high 32. A GSO
+ * or GRO packet leaves as gso_segs frames, each with the headers again: it
+ * costs skb->len plus (segs - 1) x those headers, and is admitted on one
+ * full segment's worth (Documentation/policing.rst, GSO and GRO). Any
+ * other packet costs and needs @len. gso_segs is trusted only up to the
+ * segments the payload fills (0, left for the device to count by
+ * SKB_GSO_DODGY senders, is that too), and the cost is capped at
+ * TB_DEBT_MAX, the deepest debt the buckets are built for (BIG TCP's
+ * 512 kB packets stay below it).
+ *
+ * A global function, verified once on its own: the data path after it
+ * sees one unknown value, not one path per way out of here, each of which
+ * would have the verifier walk the token buckets again.
+ */
+__attribute__((noinline)) __u64 qos_police_wire(struct __sk_buff *skb, __u32 l4_off, __u32 proto,
+						__u32 len)
+{
+	__u32 size = skb->gso_size, segs = skb->gso_segs, hdr, most;
+	__u64 wire;
+
+	if (!size || size > 0xffff)
+		return (__u64)len << 32 | len;
+	hdr = qos_police_seg_hdr(skb, l4_off, proto);
+	if (!hdr || hdr >= len || hdr > 0xffff)
+		return (__u64)len << 32 | len;
+	most = (len - hdr + size - 1) / size;
+	if (!segs || segs > most)
+		segs = most;
+	if (segs < 2)
+		return (__u64)len << 32 | len;
+	wire = len + (__u64)(segs - 1) * hdr;
+	if (wire > TB_DEBT_MAX)
+		wire = TB_DEBT_MAX;
+	return (__u64)(hdr + size) << 32 | wire;
+}
+
+/*
  * Police @len bytes of @pkt with policer @idx and act on the colour.
  * Returns the enum qos_verdict; the caller drops on QOS_V_DROP
  * (TC_ACT_SHOT). A demotion writes the new class to *@cls, a remark
@@ -75,7 +137,8 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 	__u32 dscp = pkt->dscp & (QOS_DSCP_MAX - 1);
 	struct qos_police_action act;
 	struct qos_policer *pol;
-	__u32 color, pre = TB_GREEN;
+	__u32 color, pre = TB_GREEN, wire;
+	__u64 cost;
 
 	pol = bpf_map_lookup_elem(&qos_policers, &idx);
 	if (!pol)
@@ -87,12 +150,16 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 		else if ((pol->pre_yellow >> dscp) & 1)
 			pre = TB_YELLOW;
 	}
-	color = tb_police(&pol->tb, &pol->st, qos_police_now(pol), len, pre);
+	/* Most packets are not GSO: no call for them. */
+	cost = skb->gso_size ? qos_police_wire(skb, pkt->l4_off, pkt->proto, len) :
+			       (__u64)len << 32 | len;
+	wire = cost;
+	color = tb_police_gso(&pol->tb, &pol->st, qos_police_now(pol), wire, cost >> 32, pre);
 	if (color > TB_RED)
 		color = TB_RED;
 	act = pol->act[color];
 
-	qos_police_count(idx, pkt->family, color, len);
+	qos_police_count(idx, pkt->family, color, wire);
 
 	switch (act.type) {
 	case QOS_PA_DROP:

@@ -29,9 +29,11 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 	void *data = qos_skb_data(skb);
 	__u32 t = pkt->table & 1, off = pkt->l3_off;
 	struct qos_rule_val *best = NULL, *v;
-	__be32 src[4] = {}, dst[4] = {};
-	struct qos_rule_key key;
+	/* Zeroed once: an IPv4 probe writes only the first address words,
+	 * the ones an IPv4 shape can mask to anything but zero. */
+	struct qos_rule_key key = {};
 	const struct qos_rule_set *rs = &cfg->rs;
+	__be32 src[4] = {}, dst[4] = {};
 	__u32 i, j, n;
 
 	if (off > QOS_L3_OFF_MAX)
@@ -71,10 +73,14 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 		key.flowlabel = pkt->flowlabel & s->mask;
 		key.sport = pkt->sport & s->sport_mask;
 		key.dport = pkt->dport & s->dport_mask;
+		key.src[0] = src[0] & s->src[0];
+		key.dst[0] = dst[0] & s->dst[0];
+		if (t == QOS_TABLE_IPV6) {
 #pragma unroll
-		for (j = 0; j < 4; j++) {
-			key.src[j] = src[j] & s->src[j];
-			key.dst[j] = dst[j] & s->dst[j];
+			for (j = 1; j < 4; j++) {
+				key.src[j] = src[j] & s->src[j];
+				key.dst[j] = dst[j] & s->dst[j];
+			}
 		}
 		v = bpf_map_lookup_elem(&qos_rules, &key);
 		/* An expired reservation is gone for the data path at once,
@@ -87,6 +93,7 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 	return best;
 }
 
+/* qosctl creates a rule's counters before the entries that lead here. */
 static __always_inline void qos_rule_hit(__u32 id, __u32 len)
 {
 	struct qos_ctr *ctr = bpf_map_lookup_elem(&qos_rule_stats, &id);

@@ -14,9 +14,10 @@
  * the bucket never drifts from rate x time however packets are spaced. A
  * byte is 8e9 nanobits. A bucket holds at most TB_BURST_MAX bytes (2^61.9
  * nanobits), and a refill is computed only for intervals shorter than the
- * time to fill the buckets from empty (fill_ns), so dt * rate stays below
- * two buckets plus rate and a bucket plus a credit below 2^64: no overflow
- * at 1 kbit/s after years of idle nor at 1 Tbit/s.
+ * time to fill the buckets from their deepest debt (fill_ns, TB_DEBT_MAX),
+ * so dt * rate stays below two buckets plus a debt plus rate and a bucket
+ * plus a credit below 2^64: no overflow at 1 kbit/s after years of idle
+ * nor at 1 Tbit/s.
  *
  * Concurrency (Documentation/policing.rst): every word of struct tb_state
  * is updated on its own with a compare-and-swap. A packet first claims the
@@ -40,6 +41,13 @@
 #define TB_RATE_MIN		1000ULL			/* 1 kbit/s */
 #define TB_RATE_MAX		1000000000000ULL	/* 1 Tbit/s */
 #define TB_BURST_MAX		(1ULL << 29)		/* bytes per bucket, 512 MiB */
+/* The deepest debt a bucket may owe, in bytes: a GSO packet's cost less
+ * the segment it is admitted on (tb_police_gso()), 1 MiB, above BIG TCP's
+ * 512 kB. */
+#define TB_DEBT_MAX		(1ULL << 20)
+#define TB_DEBT_NB		(TB_DEBT_MAX * TB_NBITS_PER_BYTE)
+/* Above any debt, in nanobits (see tb_step()). */
+#define TB_DEBT_OFF		(1ULL << 62)
 
 /*
  * Two readings further apart than this (146 years) come from different
@@ -83,7 +91,8 @@ enum tb_color {
  * trTCM: bucket C (cbs) filled at cir and bucket P (ebs holds PBS) filled
  * at pir.
  * fill_c_ns / fill_e_ns: after this much idle time the buckets are full,
- * whatever they held (srTCM: both buckets through fill_c_ns).
+ * whatever they held, the deepest debt included (srTCM: both buckets
+ * through fill_c_ns).
  * tick_ns: 0, or the period of the ticking clock that drives the buckets
  * (tb_params_clock()).
  */
@@ -130,11 +139,11 @@ TB_INLINE int tb_params_init(struct tb_params *p, __u32 mode, __u64 cir, __u64 c
 	p->cbs = cbs_bytes * TB_NBITS_PER_BYTE;
 	p->ebs = ebs_bytes * TB_NBITS_PER_BYTE;
 	if (mode == TB_SRTCM) {
-		p->fill_c_ns = tb_div_up(p->cbs + p->ebs, cir);
+		p->fill_c_ns = tb_div_up(p->cbs + p->ebs + TB_DEBT_NB, cir);
 		p->fill_e_ns = p->fill_c_ns;
 	} else {
-		p->fill_c_ns = tb_div_up(p->cbs, cir);
-		p->fill_e_ns = tb_div_up(p->ebs, pir);
+		p->fill_c_ns = tb_div_up(p->cbs + TB_DEBT_NB, cir);
+		p->fill_e_ns = tb_div_up(p->ebs + TB_DEBT_NB, pir);
 	}
 	p->tick_ns = 0;
 	return 0;
@@ -203,35 +212,46 @@ TB_INLINE __u64 tb_claim(struct tb_state *s, __u64 now)
 	return dt;
 }
 
-/* The tokens @dt_ns earn at @rate, or at least @size once the bucket would
- * have filled from empty. */
+/* The tokens @dt_ns earn at @rate, or at least @size and the deepest debt
+ * once the bucket would have filled from there: a bucket left in debt by a
+ * GSO packet before an idle is as full after it as any other. */
 TB_INLINE __u64 tb_credit(__u64 dt_ns, __u64 rate, __u64 size, __u64 fill_ns)
 {
-	return dt_ns >= fill_ns ? size : dt_ns * rate;
+	return dt_ns >= fill_ns ? size + TB_DEBT_NB : dt_ns * rate;
 }
 
 /*
  * One atomic step on one bucket of @size: add @credit (what does not fit
  * goes to *@over when @over is given) and, if @take and the bucket then
- * holds @b, take @b. Returns 1 if @b was taken, 0 if not, -1 if the CAS
- * lost TB_CAS_TRIES times in a row: then nothing is taken and the credit
- * is added with an atomic add, which cannot lose, without the cap. A
- * bucket found above @size (that add, or a reconfiguration that shrank
- * it) is cut back by the next step, what it cuts going to *@over as any
- * overflow. The add is at most @size, and a credit that large needs an
+ * holds @need, take @b. Returns 1 if @b was taken, 0 if not,
+ * -1 if the CAS lost TB_CAS_TRIES times in a row: then nothing is taken and
+ * the credit is added with an atomic add, which cannot lose, without the
+ * cap. A bucket found above @size (that add, or a reconfiguration that
+ * shrank it) is cut back by the next step, what it cuts going to *@over as
+ * any overflow. The add is at most @size, and a credit that large needs an
  * idle of the bucket's fill time before its claim, so two are never in
- * flight at once: a bucket stays below two sizes and a step's sum below
- * 2^64.
+ * flight at once: a bucket stays below two sizes (2^62.9 nanobits) and a
+ * step's sum below three (2^63.5).
+ *
+ * Debt: when @need < @b (a GSO packet admitted on one segment's worth,
+ * tb_police_gso()) the bucket may go below zero, by at most @b - @need
+ * (TB_DEBT_NB), far less than TB_DEBT_OFF: the word then holds the debt in two's
+ * complement. A bucket in debt is paid first by credits, admits nothing and
+ * overflows nothing. Comparing the words lifted by TB_DEBT_OFF puts every
+ * debt below every holding (a sum stays below 2^63.5, so the lift
+ * cannot wrap): the step keeps the branches it has without debts, which
+ * keeps the verifier's work where it was.
  */
-TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int take, __u64 b)
+TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int take, __u64 b,
+		      __u64 need)
 {
 	int i;
 
 	for (i = 0; i < TB_CAS_TRIES; i++) {
 		__u64 t = TB_LOAD(*tokens);
 		__u64 sum = t + credit;
-		__u64 nt = sum < size ? sum : size;
-		int ok = take && nt >= b;
+		__u64 nt = sum + TB_DEBT_OFF < size + TB_DEBT_OFF ? sum : size;
+		int ok = take && nt + TB_DEBT_OFF >= need + TB_DEBT_OFF;
 
 		if (over)
 			*over = sum - nt;
@@ -248,24 +268,35 @@ TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int 
 }
 
 /*
- * Colour a packet of @bytes at time @now whose colour on arrival is @pre
- * (TB_GREEN in colour-blind mode: for both RFCs the colour-aware rules given
- * a green packet are the colour-blind rules), take its tokens and credit
- * the time since the last refill. Safe to run on every CPU at once on the
- * same @s; @p is only read.
+ * Colour a packet that costs @bytes at time @now whose colour on arrival is
+ * @pre (TB_GREEN in colour-blind mode: for both RFCs the colour-aware rules
+ * given a green packet are the colour-blind rules), take its tokens and
+ * credit the time since the last refill. Safe to run on every CPU at once
+ * on the same @s; @p is only read.
+ *
+ * A bucket admits the packet when it holds @need bytes: @bytes for a
+ * packet (the RFCs), one segment's wire size for a GSO packet of @bytes on
+ * the wire (at most TB_BURST_MAX), which then takes all its @bytes and may
+ * leave the bucket in debt (tb_step()), as the wire would have let its
+ * segments in over the time the debt takes to pay. @bytes - @need is at
+ * most TB_DEBT_MAX. Documentation/policing.rst (GSO and GRO) has the
+ * reasoning and the bound.
  *
  * The buckets are visited in the RFCs' order, each in one atomic step:
  * trTCM P then C, srTCM C then E. Each bucket on its own never gives more
- * than it held plus its rate x the time claimed, so green bytes never
- * exceed CBS + CIR x t, nor green and yellow PBS + PIR x t (trTCM) or
- * CBS + EBS + CIR x t (srTCM). A step that keeps losing the race
+ * than it held plus its rate x the time claimed plus the debt it is left
+ * in, so green
+ * bytes never exceed CBS + CIR x t + D, nor green and yellow PBS + PIR x t
+ * + D (trTCM) or CBS + EBS + CIR x t + 2D (srTCM), D being the largest
+ * @bytes - @need admitted. A step that keeps losing the race
  * (TB_CAS_TRIES in a row) counts as a bucket without the packet's tokens:
  * stricter, never looser; its credit still reaches the bucket.
  */
-TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 now,
-			      __u32 bytes, __u32 pre)
+TB_INLINE __u32 tb_police_gso(const struct tb_params *p, struct tb_state *s, __u64 now,
+			      __u32 bytes, __u32 need, __u32 pre)
 {
 	__u64 b = (__u64)bytes * TB_NBITS_PER_BYTE;
+	__u64 n = (__u64)need * TB_NBITS_PER_BYTE;
 	__u64 dt = tb_claim(s, now);
 	__u64 over = 0;
 	int r;
@@ -273,30 +304,37 @@ TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 n
 	if (p->mode == TB_TRTCM) {
 		/* RFC 2698 3: red if P lacks tokens, else yellow if C does. */
 		r = tb_step(&s->te, p->ebs, dt ? tb_credit(dt, p->pir, p->ebs, p->fill_e_ns) : 0,
-			    0, pre != TB_RED, b);
+			    0, pre != TB_RED, b, n);
 		if (r <= 0) {
 			if (dt)
 				tb_step(&s->tc, p->cbs, tb_credit(dt, p->cir, p->cbs, p->fill_c_ns),
-					0, 0, 0);
+					0, 0, 0, 0);
 			return TB_RED;
 		}
 		r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs, p->fill_c_ns) : 0,
-			    0, pre == TB_GREEN, b);
+			    0, pre == TB_GREEN, b, n);
 		return r > 0 ? TB_GREEN : TB_YELLOW;
 	}
 	/* RFC 2697 3: green from C, else yellow from E, else red. What
 	 * overflows C goes on to E. */
 	r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs + p->ebs, p->fill_c_ns) : 0,
-		    &over, pre == TB_GREEN, b);
+		    &over, pre == TB_GREEN, b, n);
 	if (r < 0)
 		r = 0;
 	if (r > 0 && !over)
 		return TB_GREEN;
 	if (!p->ebs)
 		return r > 0 ? TB_GREEN : TB_RED;
-	if (tb_step(&s->te, p->ebs, over, 0, !r && pre != TB_RED, b) > 0)
+	if (tb_step(&s->te, p->ebs, over, 0, !r && pre != TB_RED, b, n) > 0)
 		return TB_YELLOW;
 	return r > 0 ? TB_GREEN : TB_RED;
+}
+
+/* A packet of @bytes, admitted only by a bucket that holds all of it. */
+TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 now,
+			  __u32 bytes, __u32 pre)
+{
+	return tb_police_gso(p, s, now, bytes, bytes, pre);
 }
 
 /*
@@ -308,9 +346,9 @@ TB_INLINE __u32 tb_police(const struct tb_params *p, struct tb_state *s, __u64 n
  */
 TB_INLINE void tb_reconfig(struct tb_state *s, const struct tb_params *np)
 {
-	if (s->tc > np->cbs)
+	if ((__s64)s->tc >= 0 && s->tc > np->cbs)
 		s->tc = np->cbs;
-	if (s->te > np->ebs)
+	if ((__s64)s->te >= 0 && s->te > np->ebs)
 		s->te = np->ebs;
 }
 

@@ -150,8 +150,10 @@ int cli_check_profile(const char *cmd, const char *name);
 struct args {
 	const char *dev;
 	const char *rate;
+	const char *ingress_rate;
 	struct qos_ll_spec ll;	/* overhead, mpu, linklayer */
 	const char *mtu;
+	uint32_t queues;	/* QOS_QUEUES_PROFILE unless given */
 };
 
 /* "dev X rate Y" in any order; every key must be one of cli_cur's words.

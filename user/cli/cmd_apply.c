@@ -14,27 +14,28 @@
 #include "txn/plan.h"
 #include "txn/txn.h"
 
-static int dry_run(const char *profile, const char *name, uint64_t bps,
-		   const struct qos_ll_spec *ll)
+static int dry_run(const char *profile, const char *name, uint64_t bps, uint64_t ingress_bps,
+		   const struct qos_ll_spec *ll, uint32_t queues)
 {
 	struct qos_root_info ri = {};
 	struct qos_plan plan;
 	struct qos_dev dev;
 	char err[512];
+	uint32_t mtu, txqs;
 	int ifindex, ret;
-	uint32_t mtu;
 
 	ifindex = if_nametoindex(name);
 	if (!ifindex) {
 		qos_err("apply: dev %s: no such device", name);
 		return -ENODEV;
 	}
-	ret = qos_link_mtu(ifindex, &mtu);
+	ret = qos_link_mtu(ifindex, &mtu) ?: qos_link_txqs(ifindex, &txqs);
 	if (ret) {
-		qos_err("apply: dev %s: reading its MTU: %s", name, strerror(-ret));
+		qos_err("apply: dev %s: reading its MTU and TX queues: %s", name, strerror(-ret));
 		return ret;
 	}
-	ret = qos_plan_profile(profile, bps, ll, mtu, &plan, err, sizeof(err)) ?:
+	ret = qos_plan_profile(profile, bps, ingress_bps, ll, mtu, queues, txqs, &plan, err,
+			       sizeof(err)) ?:
 	      qos_strict_check(err, sizeof(err));
 	/* What apply would keep: the live rules of what runs now (read as
 	 * it is: a dry-run finishes nothing either). */
@@ -58,7 +59,7 @@ int do_apply(int argc, char **argv)
 	struct qos_dev dev;
 	struct args a = {};
 	char err[512];
-	uint64_t bps;
+	uint64_t bps, ingress_bps = 0;
 	int ret;
 
 	if (argc < 1) {
@@ -67,6 +68,12 @@ int do_apply(int argc, char **argv)
 	}
 	if (parse_kv(argc - 1, argv + 1, &a) || need_dev(&a) || parse_link_rate(a.rate, &bps))
 		return -EINVAL;
+	if (a.ingress_rate && (qos_parse_rate(a.ingress_rate, 0, &ingress_bps) || !ingress_bps)) {
+		qos_err("apply: ingress-rate '%s': not a rate (e.g. 300mbit)", a.ingress_rate);
+		return -EINVAL;
+	}
+	if (a.ingress_rate)
+		qos_rate_check("apply: ingress-rate", a.ingress_rate, ingress_bps, 0);
 	if (opt.dry_run && opt.confirm) {
 		qos_err("apply: --dry-run and --confirm exclude each other");
 		return -EINVAL;
@@ -74,10 +81,15 @@ int do_apply(int argc, char **argv)
 	if (cli_check_profile("apply", argv[0]))
 		return -ENOENT;
 	if (opt.dry_run)
-		return dry_run(argv[0], a.dev, bps, &a.ll);
+		return dry_run(argv[0], a.dev, bps, ingress_bps, &a.ll, a.queues);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
 	if (!ret) {
-		ret = qos_txn_apply(&dev, argv[0], bps, &a.ll, opt.confirm, err, sizeof(err));
+		ret = qos_txn_apply(&dev, argv[0], bps, ingress_bps, &a.ll, a.queues, opt.confirm,
+				    err, sizeof(err));
+		/* Under the lock, from what the installer read back from the
+		 * kernel to verify it: what is printed is what was installed. */
+		if (!ret)
+			qos_print_applied(stdout, dev.name, &dev.cfg);
 		qos_txn_close(&dev);
 	}
 	if (ret) {
@@ -85,7 +97,7 @@ int do_apply(int argc, char **argv)
 		return -1;
 	}
 	if (opt.confirm)
-		printf("dev %s: applied; rolls back in %us unless 'qosctl confirm dev %s'\n",
+		printf("dev %s: rolls back in %us unless 'qosctl confirm dev %s'\n",
 		       a.dev, opt.confirm, a.dev);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include "out/exporter.h"
 #include "probe/pmetrics.h"
 #include "probe/probe.h"
+#include "probe/pstate.h"
 #include "probe/stamp.h"
 
 #define PROBE_PROFILE		"pip-20pct"
@@ -38,15 +39,17 @@ struct probe_args {
 	const char *sla;
 	const char *delay_p99;
 	const char *loss;
+	const char *dev;
+	const char *state;
 };
 
 /* KEY VALUE pairs of cli_cur's words, and at most one positional. */
 static int parse_probe(int argc, char **argv, struct probe_args *a)
 {
 	const char **slot[] = { &a->port, &a->cls, &a->interval, &a->count, &a->profile,
-				&a->listen, &a->sla, &a->delay_p99, &a->loss };
+				&a->listen, &a->sla, &a->delay_p99, &a->loss, &a->dev, &a->state };
 	const char *keys[] = { "port", "class", "interval", "count", "profile", "listen",
-			       "sla", "delay-p99", "loss" };
+			       "sla", "delay-p99", "loss", "dev", "state" };
 	char name[32];
 	size_t k;
 	int i;
@@ -362,9 +365,22 @@ static int write_metrics(FILE *f, void *arg)
 	return 0;
 }
 
+/* The probe's directory when `state` is not given: the one systemd made for
+ * the unit (RuntimeDirectory=qosctl-probe/%i), else one of this process. */
+static const char *state_name(char *buf, size_t len)
+{
+	const char *rd = getenv("RUNTIME_DIRECTORY");
+	size_t n = strlen(PROBE_STATE_DIR "/");
+
+	if (rd && !strncmp(rd, PROBE_STATE_DIR "/", n) && rd[n] && !strpbrk(rd + n, "/:"))
+		return rd + n;
+	snprintf(buf, len, "pid-%d", (int)getpid());
+	return buf;
+}
+
 /* Windows of c->count test packets per class until SIGINT or SIGTERM. */
 static int run_continuous(const char *addr, struct probe_send_cfg *c, struct probe_stream *s,
-			  unsigned int n, const struct pm_sla *sla)
+			  unsigned int n, const struct pm_sla *sla, struct pstate_pub *pub)
 {
 	struct pm_stream m[QOS_MAX_CLASSES] = {};
 	struct pm_target t = {
@@ -372,10 +388,11 @@ static int run_continuous(const char *addr, struct probe_send_cfg *c, struct pro
 		.s = s, .m = m, .n = n, .sla = sla,
 	};
 	struct qos_exporter srv = { .write = write_metrics, .arg = &t };
+	bool pub_failed = false;
 	char err[512];
 	sigset_t set;
 	unsigned int i;
-	int r;
+	int r, e;
 
 	/* The server's thread inherits a mask with them blocked: they come
 	 * to this thread, and interrupt its poll. */
@@ -387,6 +404,7 @@ static int run_continuous(const char *addr, struct probe_send_cfg *c, struct pro
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	if (r) {
 		qos_err("probe send: %s", err);
+		pstate_close(pub);
 		return r;
 	}
 	catch_signals();
@@ -403,10 +421,19 @@ static int run_continuous(const char *addr, struct probe_send_cfg *c, struct pro
 		if (!stop)
 			pm_add_window(&t);
 		pthread_mutex_unlock(&pm_lock);
+		/* Only this thread changes @t: no lock to read it. A failed
+		 * write is said once; the metrics go on being served. */
+		e = !stop && pub->dirfd >= 0 ? pstate_publish(pub, &t) : 0;
+		if (e && !pub_failed) {
+			qos_err("probe send: %s/%s/%s: %s", PROBE_STATE_DIR, pub->dir, pub->file,
+				strerror(-e));
+			pub_failed = true;
+		}
 		for (i = 0; i < n; i++)
 			pstats_free(&s[i].st);
 	}
 	qos_exporter_stop(&srv);
+	pstate_close(pub);
 	return r;
 }
 
@@ -459,12 +486,33 @@ int do_probe_send(int argc, char **argv)
 		qos_err("probe send: --continuous and --listen ADDRESS go together");
 		return -EINVAL;
 	}
+	if (a.dev && (!opt.continuous || !sla.set)) {
+		qos_err("probe send: dev %s: publishes the verdict of --continuous with sla CLASS",
+			a.dev);
+		return -EINVAL;
+	}
+	if (a.state && !a.dev) {
+		qos_err("probe send: state %s: names where dev IFACE publishes; dev is missing",
+			a.state);
+		return -EINVAL;
+	}
 	if (opt.continuous && opt.json) {
 		qos_err("probe send: --continuous serves its metrics, -j is for a single run");
 		return -EINVAL;
 	}
-	if (opt.continuous)
-		return run_continuous(a.addr, &c, s, n, &sla);
+	if (opt.continuous) {
+		struct pstate_pub pub = { .dirfd = -1 };
+		char name[32];
+
+		if (a.dev) {
+			if (pstate_open(&pub, a.state ?: state_name(name, sizeof(name)), a.dev,
+					c.count * c.interval_ns + c.wait_ns, err, sizeof(err))) {
+				qos_err("probe send: %s", err);
+				return -EINVAL;
+			}
+		}
+		return run_continuous(a.addr, &c, s, n, &sla, &pub);
+	}
 	r = probe_send(&c, s, n, err, sizeof(err));
 	if (r) {
 		qos_err("probe send: %s", err);

@@ -14,9 +14,12 @@
 #include "out/prom.h"
 #include "out/report.h"
 #include "out/watch.h"
+#include "probe/pstate.h"
 #include "txn/txn.h"
 
-static int read_report(int argc, char **argv, const char *cmd, struct qos_report *r)
+/* With @sla, also the SLA verdicts the probes publish for the device. */
+static int read_report(int argc, char **argv, const char *cmd, struct qos_report *r,
+		       struct pstate_sla **sla, int *nsla)
 {
 	struct qos_dev dev;
 	struct args a = {};
@@ -29,6 +32,14 @@ static int read_report(int argc, char **argv, const char *cmd, struct qos_report
 	ret = ret ?: qos_report_read(&dev, r, err, sizeof(err));
 	if (!ret)
 		r->confirm_left = qos_txn_pending(&dev);
+	if (!ret && sla) {
+		*nsla = pstate_read(dev.netns, dev.ifindex, sla, err, sizeof(err));
+		/* The device's own state is shown whatever the probes' is. */
+		if (*nsla < 0) {
+			qos_warn("%s", err);
+			*nsla = 0;
+		}
+	}
 	qos_dev_close(&dev);
 	if (ret) {
 		qos_err("%s: %s", cmd, err);
@@ -40,10 +51,13 @@ static int read_report(int argc, char **argv, const char *cmd, struct qos_report
 int do_show(int argc, char **argv)
 {
 	static struct qos_report r;
-	int err = read_report(argc, argv, "show", &r);
+	struct pstate_sla *sla = NULL;
+	int nsla = 0;
+	int err = read_report(argc, argv, "show", &r, &sla, &nsla);
 
 	if (!err)
-		qos_report_show(stdout, &r, opt.json);
+		qos_report_show(stdout, &r, sla, nsla, opt.json);
+	free(sla);
 	return err;
 }
 
@@ -131,7 +145,7 @@ int do_stats(int argc, char **argv)
 			qos_err("stats: %s", err);
 		return ret;
 	}
-	ret = read_report(argc, argv, "stats", &r);
+	ret = read_report(argc, argv, "stats", &r, NULL, NULL);
 	if (!ret)
 		qos_report_stats(stdout, &r, opt.json, view);
 	return ret;

@@ -19,6 +19,7 @@
 #include "lib/suggest.h"
 #include "lib/util.h"
 #include "lib/version.h"
+#include "model/profile.h"
 
 struct qos_opts opt;
 
@@ -32,6 +33,7 @@ int parse_kv(int argc, char **argv, struct args *a)
 
 	memset(a, 0, sizeof(*a));
 	qos_ll_spec_init(&a->ll);
+	a->queues = QOS_QUEUES_PROFILE;
 	cli_cmd_name(cli_cur, name, sizeof(name));
 	for (i = 0; i < argc; i++) {
 		const char *k = argv[i];
@@ -50,8 +52,16 @@ int parse_kv(int argc, char **argv, struct args *a)
 			a->dev = argv[++i];
 		} else if (!strcmp(k, "rate")) {
 			a->rate = argv[++i];
+		} else if (!strcmp(k, "ingress-rate")) {
+			a->ingress_rate = argv[++i];
 		} else if (!strcmp(k, "mtu")) {
 			a->mtu = argv[++i];
+		} else if (!strcmp(k, "queues")) {
+			if (qos_queues_parse(argv[++i], &a->queues)) {
+				qos_err("%s: queues '%s': not auto or a number of TX queues (1-%u)",
+					name, argv[i], QOS_MAX_QUEUES);
+				return -EINVAL;
+			}
 		} else {
 			ret = qos_ll_parse(&a->ll, k, argv[i + 1], why, sizeof(why));
 			if (ret == -ENOENT) {

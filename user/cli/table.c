@@ -38,6 +38,10 @@ static const struct cli_word w_dev = { "dev", "IFACE", CV_IFACE, "the interface"
 static const struct cli_word w_rate = {
 	"rate", "RATE", CV_NONE, "the rate of the link, in tc's units: 100mbit, 1gbit"
 };
+static const struct cli_word w_ingress_rate = {
+	"ingress-rate", "RATE", CV_NONE,
+	"shape what arrives, through an IFB qosctl owns"
+};
 static const struct cli_word w_overhead = {
 	"overhead", "N|PRESET", CV_NONE,
 	"bytes the link adds to each frame, or a preset: ethernet, docsis, pppoe-ptm, ..."
@@ -47,6 +51,10 @@ static const struct cli_word w_mpu = {
 };
 static const struct cli_word w_linklayer = {
 	"linklayer", "ethernet|atm|ptm", CV_NONE, "the link's framing: ATM cells, VDSL2 PTM"
+};
+static const struct cli_word w_queues = {
+	"queues", "N|auto", CV_NONE,
+	"an HTB tree per TX queue under mq, 1/N of each rate"
 };
 static const struct cli_word w_mtu = {
 	"mtu", "MTU", CV_NONE, "MTU to check bursts against (default 1500)"
@@ -128,6 +136,13 @@ static const struct cli_word w_probe_profile = {
 };
 static const struct cli_word w_probe_listen = {
 	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
+};
+
+static const struct cli_word w_probe_dev = {
+	"dev", "IFACE", CV_IFACE, "publish the SLA verdict for 'show dev IFACE'"
+};
+static const struct cli_word w_probe_state = {
+	"state", "NAME", CV_NONE, "with dev: the name of the probe's state directory"
 };
 
 static const struct cli_word w_sla = {
@@ -244,7 +259,7 @@ static const struct cli_cmd probe_cmds[] = {
 		.group = "probe",
 		.synopsis = "ADDRESS [port PORT] [class CLASS] [interval TIME] [count N] "
 			    "[profile PROFILE] [sla CLASS [delay-p99 TIME] [loss PERCENT]] "
-			    "[-j | --continuous --listen ADDRESS]",
+			    "[-j | --continuous --listen ADDRESS [dev IFACE [state NAME]]]",
 		.summary = "delay, jitter and loss per class to a STAMP reflector",
 		.help = "Send COUNT STAMP test packets per class to the reflector at ADDRESS, "
 			"each class with its DSCP (and IPv6 flow label, for a class a "
@@ -253,9 +268,11 @@ static const struct cli_cmd probe_cmds[] = {
 			"jitter, loss, duplicates, reordering and the DSCP the reflector "
 			"received (RFC 8972 Class of Service TLV). With --continuous, "
 			"probe in windows of COUNT until stopped and serve the metrics "
-			"(histograms, loss, the SLA's verdict) on --listen.",
+			"(histograms, loss, the SLA's verdict) on --listen; with dev, "
+			"also publish the verdict of each window for 'qosctl show dev IFACE'.",
 		.words = WORDS(&w_target, &w_port, &w_probe_class, &w_interval, &w_probe_count,
-			       &w_probe_profile, &w_sla, &w_delay_p99, &w_loss),
+			       &w_probe_profile, &w_sla, &w_delay_p99, &w_loss, &w_probe_dev,
+			       &w_probe_state),
 		.opts = O_BIT(O_JSON) | O_BIT(O_CONTINUOUS) | O_BIT(O_LISTEN),
 		.fn = do_probe_send,
 	},
@@ -277,14 +294,16 @@ static const struct cli_cmd probe_cmds[] = {
 const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "apply",
-		.synopsis = "PROFILE dev IFACE rate RATE [overhead N|PRESET] [mpu N] "
-			    "[linklayer ethernet|atm|ptm] [--strict] [--dry-run | --confirm SECONDS]",
+		.synopsis = "PROFILE dev IFACE rate RATE [ingress-rate RATE] [overhead N|PRESET] "
+			    "[mpu N] [linklayer ethernet|atm|ptm] [queues N|auto] [--strict] "
+			    "[--dry-run | --confirm SECONDS]",
 		.summary = "put a profile on an interface, as one transaction",
 		.help = "Install PROFILE on IFACE: on any failure the interface is left as it "
 			"was. Applied again, the qdisc tree is changed in place and the "
 			"programs are replaced atomically. A root qdisc that qosctl did not "
 			"install is never replaced.",
-		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_overhead, &w_mpu, &w_linklayer),
+		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_ingress_rate, &w_overhead, &w_mpu,
+			       &w_linklayer, &w_queues),
 		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM) | O_BIT(O_STRICT),
 		.fn = do_apply,
 	},

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,17 +93,16 @@ static void file_name(const struct qos_dev *dev, const char *suffix, char *buf, 
 	snprintf(buf, len, "%016" PRIx64 "-%d.%s", dev->netns, dev->ifindex, suffix);
 }
 
-int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void *buf,
-		       size_t len)
+int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
 {
-	char name[64], tmp[80];
+	char tmp[NAME_MAX + 1];
 	const char *p = buf;
 	int fd, ret = 0;
 
-	file_name(dev, suffix, name, sizeof(name));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	unlinkat(dev->run_fd, tmp, 0);
-	fd = openat(dev->run_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	while (len && !ret) {
@@ -119,34 +119,34 @@ int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void
 	}
 	if (close(fd) && !ret)
 		ret = -errno;
-	if (!ret && renameat(dev->run_fd, tmp, dev->run_fd, name))
+	if (!ret && renameat(dirfd, tmp, dirfd, name))
 		ret = -errno;
 	if (ret)
-		unlinkat(dev->run_fd, tmp, 0);
+		unlinkat(dirfd, tmp, 0);
 	return ret;
 }
 
-int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp, size_t *lenp)
+int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void *buf,
+		       size_t len)
 {
 	char name[64];
+
+	file_name(dev, suffix, name, sizeof(name));
+	return qos_file_replace(dev->run_fd, name, buf, len, 0600);
+}
+
+int qos_file_read_fd(int fd, void **bufp, size_t *lenp)
+{
 	struct stat st;
 	size_t got = 0;
 	char *buf;
-	int fd, ret = 0;
+	int ret = 0;
 
-	file_name(dev, suffix, name, sizeof(name));
-	fd = openat(dev->run_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return -EINVAL;
-	}
 	buf = malloc(st.st_size ? st.st_size : 1);
-	if (!buf) {
-		close(fd);
+	if (!buf)
 		return -ENOMEM;
-	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, st.st_size - got);
 
@@ -158,7 +158,6 @@ int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp
 		}
 		got += n;
 	}
-	close(fd);
 	if (ret) {
 		free(buf);
 		return ret;
@@ -166,6 +165,20 @@ int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp
 	*bufp = buf;
 	*lenp = got;
 	return 0;
+}
+
+int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp, size_t *lenp)
+{
+	char name[64];
+	int fd, ret;
+
+	file_name(dev, suffix, name, sizeof(name));
+	fd = openat(dev->run_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = qos_file_read_fd(fd, bufp, lenp);
+	close(fd);
+	return ret;
 }
 
 int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix)

@@ -66,6 +66,12 @@ int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void
 int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **buf, size_t *len);
 int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix);
 
+/* Replace @name in @dirfd with @buf atomically (a temporary file, renamed),
+ * never through a symlink. -errno. */
+int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
+/* The whole of the regular file @fd, in a malloc()ed buffer. -errno. */
+int qos_file_read_fd(int fd, void **bufp, size_t *lenp);
+
 /* Take the device's lock again (a process that inherited the handle). */
 int qos_dev_relock(struct qos_dev *dev, char *err, size_t errlen);
 /* Remove the device's lock file; with the lock held (remove). */

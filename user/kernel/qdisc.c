@@ -9,6 +9,10 @@
  *   M:1N one leaf class per profile class with id N, HTB prio = priority;
  *        a capped class has rate = ceil, a borrowing one ceil up to the link
  *   1N:  leaf qdisc of M:1N (pfifo, bfifo or fq_codel)
+ *
+ * With N > 1 queues (meta->queues): an mq root M: and under its class M:q+1
+ * the same HTB tree for TX queue q, at major Q = QOS_QUEUE_MAJOR(q) with
+ * leaves Q | 1N, every rate 1/N of the link's (qos_queue_class()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,6 +65,11 @@ static int nl_to_errno(int nlerr)
 	default:
 		return nlerr < 0 ? -EIO : 0;
 	}
+}
+
+int qos_nl_errno(int nlerr)
+{
+	return nl_to_errno(nlerr);
 }
 
 int qos_nl_open(struct nl_sock **skp)
@@ -197,7 +206,8 @@ int qos_qdisc_available(const char *kind)
 	return !!(avail & 1 << i);
 }
 
-int qos_link_mtu(int ifindex, uint32_t *mtu)
+/* One attribute of link @ifindex, on a netlink socket of its own. */
+static int link_attr(int ifindex, unsigned int (*get)(struct rtnl_link *), uint32_t *v)
 {
 	struct rtnl_link *link = NULL;
 	struct nl_sock *sk = NULL;
@@ -207,10 +217,20 @@ int qos_link_mtu(int ifindex, uint32_t *mtu)
 	if (!ret)
 		ret = nl_to_errno(rtnl_link_get_kernel(sk, ifindex, NULL, &link));
 	if (!ret)
-		*mtu = rtnl_link_get_mtu(link);
+		*v = get(link);
 	rtnl_link_put(link);
 	qos_nl_close(sk);
 	return ret;
+}
+
+int qos_link_mtu(int ifindex, uint32_t *mtu)
+{
+	return link_attr(ifindex, rtnl_link_get_mtu, mtu);
+}
+
+int qos_link_txqs(int ifindex, uint32_t *txqs)
+{
+	return link_attr(ifindex, rtnl_link_get_num_tx_queues, txqs);
 }
 
 int qos_root_read(int ifindex, struct qos_root_info *ri)
@@ -335,15 +355,15 @@ static int del_htb_class(struct nl_sock *sk, int ifindex, uint32_t classid)
 	return nl_to_errno(err);
 }
 
-static int set_htb_root(struct nl_sock *sk, int ifindex, uint32_t major, uint32_t defcls,
-			int flags)
+static int set_htb_root(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t major,
+			uint32_t defcls, int flags)
 {
 	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
 	int err;
 
 	if (!q)
 		return -ENOMEM;
-	err = tc_init(TC_CAST(q), ifindex, TC_H_ROOT, major, "htb");
+	err = tc_init(TC_CAST(q), ifindex, parent, major, "htb");
 	err = err ?: rtnl_htb_set_defcls(q, defcls);
 	err = err ?: rtnl_htb_set_rate2quantum(q, 10);
 	if (!err)
@@ -382,7 +402,7 @@ uint32_t qos_tbf_limit(uint32_t frame, const struct qos_meta_class *mc)
  * kernel: delete it (the class falls back to a default pfifo meanwhile,
  * nothing is dropped but that leaf's backlog) and add the new one.
  */
-static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
+static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t handle,
 		    const struct qos_meta_class *mc)
 {
 	uint32_t limit = mc->leaf == QOS_LEAF_FQ_CODEL ? 0 : mc->leaf_limit;
@@ -390,8 +410,7 @@ static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
 	struct rtnl_qdisc *q;
 	int err;
 
-	err = add_qdisc(sk, ifindex, parent, qos_leaf_handle(mc), kind, limit,
-			NLM_F_CREATE | NLM_F_REPLACE);
+	err = add_qdisc(sk, ifindex, parent, handle, kind, limit, NLM_F_CREATE | NLM_F_REPLACE);
 	if (err != -EINVAL)
 		return err;
 	q = rtnl_qdisc_alloc();
@@ -399,13 +418,12 @@ static int add_leaf(struct nl_sock *sk, int ifindex, uint32_t parent,
 		return -ENOMEM;
 	rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
 	rtnl_tc_set_parent(TC_CAST(q), parent);
-	rtnl_tc_set_handle(TC_CAST(q), qos_leaf_handle(mc));
+	rtnl_tc_set_handle(TC_CAST(q), handle);
 	err = nl_to_errno(rtnl_qdisc_delete(sk, q));
 	rtnl_qdisc_put(q);
 	if (err)
 		return err;
-	return add_qdisc(sk, ifindex, parent, qos_leaf_handle(mc), kind, limit,
-			 NLM_F_CREATE | NLM_F_REPLACE);
+	return add_qdisc(sk, ifindex, parent, handle, kind, limit, NLM_F_CREATE | NLM_F_REPLACE);
 }
 
 static int add_tbf(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
@@ -440,7 +458,7 @@ static int tbf_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta
 
 	err = add_tbf(sk, ifindex, meta, TC_H_ROOT, meta->qdisc_handle, mc, mc->rate_bps,
 			    qos_meta_frame(meta));
-	return err ?: add_leaf(sk, ifindex, meta->qdisc_handle | 1, mc);
+	return err ?: add_leaf(sk, ifindex, meta->qdisc_handle | 1, qos_leaf_handle(mc), mc);
 }
 
 /*
@@ -488,7 +506,7 @@ static int prio_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 				return err;
 			parent = qos_tbf_handle(mc) | 1;
 		}
-		err = add_leaf(sk, ifindex, parent, mc);
+		err = add_leaf(sk, ifindex, parent, qos_leaf_handle(mc), mc);
 		if (err)
 			return err;
 	}
@@ -510,8 +528,10 @@ static int clear_other_root(struct nl_sock *sk, int ifindex, const struct qos_me
 
 	err = qos_root_info(sk, ifindex, &ri);
 	if (err || !ri.present || ri.handle != meta->qdisc_handle ||
-	    !strcmp(ri.kind, qos_sched_name(meta->sched)))
+	    (!strcmp(ri.kind, qos_root_kind(meta)) && qos_meta_queues(meta) == 1))
 		return err;
+	/* An mq root built anew is one whose number of trees changes: mq
+	 * cannot take a child away (the queue would get noop, which drops). */
 	return qos_tree_remove(sk, ifindex, ri.handle);
 }
 
@@ -525,11 +545,94 @@ static bool meta_has_class(const struct qos_meta *m, uint32_t classid)
 	return false;
 }
 
+unsigned int qos_meta_queues(const struct qos_meta *meta)
+{
+	return meta->queues > 1 ? meta->queues : 1;
+}
+
+const char *qos_root_kind(const struct qos_meta *meta)
+{
+	return qos_meta_queues(meta) > 1 ? "mq" : qos_sched_name(meta->sched);
+}
+
+struct qos_meta_class qos_queue_class(const struct qos_meta *meta,
+				      const struct qos_meta_class *mc, unsigned int q)
+{
+	unsigned int n = qos_meta_queues(meta);
+	struct qos_meta_class c = *mc;
+
+	if (n == 1)
+		return c;
+	c.classid = QOS_QUEUE_MAJOR(q) << 16 | TC_H_MIN(mc->classid);
+	c.rate_bps = mc->rate_bps / n;
+	c.ceil_bps = mc->ceil_bps / n;
+	/* A byte queue keeps its delay at the queue's ceiling. */
+	if (c.leaf == QOS_LEAF_BFIFO)
+		c.leaf_limit = qos_clamp_u32(mc->leaf_limit / n, 2 * qos_meta_frame(meta),
+					     UINT32_MAX);
+	return c;
+}
+
+uint32_t qos_queue_leaf_handle(const struct qos_meta *meta, const struct qos_meta_class *mc,
+			       unsigned int q)
+{
+	if (qos_meta_queues(meta) == 1)
+		return qos_leaf_handle(mc);
+	return (QOS_QUEUE_MAJOR(q) | TC_H_MAJ(qos_leaf_handle(mc)) >> 16) << 16;
+}
+
+uint32_t qos_queue_handle(const struct qos_meta *meta, unsigned int q)
+{
+	return qos_meta_queues(meta) == 1 ? meta->qdisc_handle : QOS_QUEUE_MAJOR(q) << 16;
+}
+
+/* The HTB tree of queue @q (the whole tree with one queue), under @parent. */
+static int htb_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		    uint32_t parent, unsigned int q, bool fresh)
+{
+	uint32_t major = qos_queue_handle(meta, q);
+	uint32_t link = major | QOS_PARENT_MINOR;
+	unsigned int i, n = qos_meta_queues(meta);
+	int err;
+
+	/* A new root grafts over the kernel's default in one step. HTB has no
+	 * qdisc change operation, so an existing root is left as it is: its
+	 * own default class no longer matters once the egress program puts
+	 * every packet in a class. Until the leaf classes exist, HTB sends
+	 * packets for the missing default class through its direct queue
+	 * rather than dropping them. */
+	if (fresh) {
+		err = set_htb_root(sk, ifindex, parent, major,
+				   TC_H_MIN(qos_classid(0, meta->default_class)),
+				   NLM_F_CREATE | NLM_F_REPLACE);
+		if (err)
+			return err;
+	}
+
+	err = add_htb_class(sk, ifindex, meta, major, link, meta->rate_bps / n,
+			    meta->rate_bps / n, 0, 0, qos_meta_frame(meta));
+	if (err)
+		return err;
+
+	for (i = 0; i < meta->nclasses; i++) {
+		struct qos_meta_class mc = qos_queue_class(meta, &meta->classes[i], q);
+
+		err = add_htb_class(sk, ifindex, meta, link, mc.classid, mc.rate_bps,
+				    mc.ceil_bps, mc.prio, mc.burst,
+			    qos_meta_frame(meta));
+		if (err)
+			return err;
+		err = add_leaf(sk, ifindex, mc.classid, qos_queue_leaf_handle(meta, &mc, q), &mc);
+		if (err)
+			return err;
+	}
+
+	return 0;
+}
+
 int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, bool fresh)
 {
-	uint32_t major = TC_H_MAJ(meta->qdisc_handle);
-	uint32_t parent = major | QOS_PARENT_MINOR;
-	unsigned int i;
+	unsigned int q, n = qos_meta_queues(meta);
 	int err;
 
 	if (fresh) {
@@ -541,47 +644,29 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 		return tbf_sync(sk, ifindex, meta);
 	if (meta->sched == QOS_SCHED_PRIO)
 		return prio_sync(sk, ifindex, meta);
+	if (n == 1)
+		return htb_sync(sk, ifindex, meta, TC_H_ROOT, 0, fresh);
 
-	/* A new root grafts over the kernel's default in one step. HTB has no
-	 * qdisc change operation, so an existing root is left as it is: its
-	 * own default class no longer matters once the egress program puts
-	 * every packet in a class. Until the leaf classes exist, HTB sends
-	 * packets for the missing default class through its direct queue
-	 * rather than dropping them. */
+	/* mq creates a default qdisc on every TX queue; each HTB is grafted
+	 * over one of them, on the class of its queue (M:q+1). */
 	if (fresh) {
-		err = set_htb_root(sk, ifindex, major,
-				   TC_H_MIN(qos_classid(0, meta->default_class)),
-				   NLM_F_CREATE | NLM_F_REPLACE);
+		err = add_qdisc(sk, ifindex, TC_H_ROOT, meta->qdisc_handle, "mq", 0,
+				NLM_F_CREATE | NLM_F_REPLACE);
 		if (err)
 			return err;
 	}
-
-	err = add_htb_class(sk, ifindex, meta, major, parent, meta->rate_bps, meta->rate_bps, 0,
-			    0,
-			    qos_meta_frame(meta));
-	if (err)
-		return err;
-
-	for (i = 0; i < meta->nclasses; i++) {
-		const struct qos_meta_class *mc = &meta->classes[i];
-
-		err = add_htb_class(sk, ifindex, meta, parent, mc->classid, mc->rate_bps,
-				    mc->ceil_bps, mc->prio, mc->burst,
-			    qos_meta_frame(meta));
-		if (err)
-			return err;
-		err = add_leaf(sk, ifindex, mc->classid, mc);
+	for (q = 0; q < n; q++) {
+		err = htb_sync(sk, ifindex, meta, TC_H_MAKE(meta->qdisc_handle, q + 1), q, fresh);
 		if (err)
 			return err;
 	}
-
 	return 0;
 }
 
 int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 		   const struct qos_meta *old)
 {
-	unsigned int i;
+	unsigned int i, q;
 	int err;
 
 	/* PRIO bands and TBF's one class go with the qdisc. */
@@ -590,9 +675,12 @@ int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 	for (i = 0; i < old->nclasses && i < QOS_MAX_CLASSES; i++) {
 		if (meta_has_class(meta, old->classes[i].classid))
 			continue;
-		err = del_htb_class(sk, ifindex, old->classes[i].classid);
-		if (err && err != -ENOENT)
-			return err;
+		for (q = 0; q < qos_meta_queues(old); q++) {
+			err = del_htb_class(sk, ifindex,
+					    qos_queue_class(old, &old->classes[i], q).classid);
+			if (err && err != -ENOENT)
+				return err;
+		}
 	}
 	return 0;
 }

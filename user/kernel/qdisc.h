@@ -32,6 +32,8 @@ struct qos_class_stats {
 };
 
 int qos_nl_open(struct nl_sock **sk);
+/* A libnl error as a negative errno. */
+int qos_nl_errno(int nlerr);
 void qos_nl_close(struct nl_sock *sk);
 
 /*
@@ -44,6 +46,8 @@ int qos_qdisc_available(const char *kind);
 int qos_root_info(struct nl_sock *sk, int ifindex, struct qos_root_info *ri);
 /* The MTU of @ifindex, on a netlink socket of its own. */
 int qos_link_mtu(int ifindex, uint32_t *mtu);
+/* The number of TX queues of @ifindex (an mq root has a class for each). */
+int qos_link_txqs(int ifindex, uint32_t *txqs);
 /* The same on a netlink socket of its own. */
 int qos_root_read(int ifindex, struct qos_root_info *ri);
 
@@ -85,5 +89,20 @@ uint32_t qos_tbf_limit(uint32_t frame, const struct qos_meta_class *mc);
 bool qos_prio_capped(const struct qos_meta *meta, const struct qos_meta_class *mc);
 unsigned int qos_prio_bands(const struct qos_meta *meta);
 uint32_t qos_clamp_u32(uint64_t v, uint32_t lo, uint32_t hi);
+
+/*
+ * Multi-queue trees (meta->queues > 1): an mq root with the tree of every
+ * TX queue under it. With one queue each of these is the single tree's.
+ */
+unsigned int qos_meta_queues(const struct qos_meta *meta);	/* at least 1 */
+const char *qos_root_kind(const struct qos_meta *meta);	/* "mq", or the scheduler's */
+/* Class @mc as queue @q's tree has it: its classid, 1/N of its rates and
+ * of a byte queue's limit. */
+struct qos_meta_class qos_queue_class(const struct qos_meta *meta,
+				      const struct qos_meta_class *mc, unsigned int q);
+/* The leaf of @mc in queue @q's tree, and that tree's HTB. */
+uint32_t qos_queue_leaf_handle(const struct qos_meta *meta, const struct qos_meta_class *mc,
+			       unsigned int q);
+uint32_t qos_queue_handle(const struct qos_meta *meta, unsigned int q);
 
 #endif /* __QOS_KERNEL_QDISC_H */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,6 +21,7 @@
 #include "lib/util.h"
 
 #define BATCH		4096
+#define STATS_TRIES	1000
 
 /* Fold one map entry into the rule it belongs to: a rule has one entry per
  * table and port block, and an entry of the other table makes a rule of no
@@ -159,19 +161,35 @@ static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 	}
 }
 
-static int zero_stats(const struct qos_rule_maps *m, uint32_t id)
+/*
+ * The hit counters of @id, created at zero, or with @fresh zeroed: a new id
+ * may be one a rule left, whose counters stay after it goes so that a
+ * rollback bringing it back with its id brings its hits back too. They are
+ * a hash: memory for the ids given, never more than the highest id.
+ */
+static int zero_stats(const struct qos_rule_maps *m, uint32_t id, bool fresh)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct qos_ctr *z;
-	int ret = 0;
+	int ret = 0, tries = 0;
 
 	if (ncpu < 0)
 		return ncpu;
 	z = calloc(ncpu, sizeof(*z));
 	if (!z)
 		return -ENOMEM;
-	if (bpf_map_update_elem(m->stats, &id, z, BPF_ANY))
-		ret = -errno;
+	while (bpf_map_update_elem(m->stats, &id, z, fresh ? BPF_ANY : BPF_NOEXIST)) {
+		if (errno == EEXIST)
+			break;
+		/* Per-CPU values come from the pages the kernel keeps
+		 * populated for allocations that cannot sleep; thousands in a
+		 * row run out of them until its worker populates more. */
+		if (errno != ENOMEM || ++tries > STATS_TRIES) {
+			ret = -errno;
+			break;
+		}
+		usleep(1000);
+	}
 	free(z);
 	return ret;
 }
@@ -281,8 +299,9 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 
 		if (in_cur[r->id])
 			continue;
-		/* A rule that keeps an id it had (a rollback) keeps its hits. */
-		ret = fresh[r->id] ? zero_stats(m, r->id) : 0;
+		/* A rule that keeps an id it had (a rollback) keeps its hits;
+		 * one carried into a new table gets counters there. */
+		ret = zero_stats(m, r->id, fresh[r->id]);
 		/* Its policer before the entries that point at it. */
 		if (!ret && r->police_bps)
 			ret = qos_police_rule_write(m->policers, m->police_stats, r);

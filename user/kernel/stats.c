@@ -21,7 +21,7 @@ const char *const qos_dir_names[QOS_DIR_MAX] = { "ingress", "egress" };
 const char *const qos_verdict_names[QOS_V_MAX] = { "pass", "drop", "remark", "demote" };
 const char *const qos_unparsed_names[QOS_UNP_MAX] = { "none", "non_ip", "truncated",
 						      "bad_header", "bad_length", "bad_ext_header",
-						      "ext_chain_too_long" };
+						      "ext_chain_too_long", "redirect_failed" };
 
 const char *qos_report_class_name(const struct qos_report *r, uint32_t id)
 {
@@ -31,6 +31,43 @@ const char *qos_report_class_name(const struct qos_report *r, uint32_t id)
 		if (r->cls[c].mc.id == id)
 			return r->cls[c].mc.name;
 	return "";
+}
+
+/* The class in every queue's tree, and their sum. */
+static int queue_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		       struct qos_report_class *rc)
+{
+	struct qos_class_stats *t = &rc->q;
+	unsigned int q;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	for (q = 0; q < qos_meta_queues(meta) && q < QOS_MAX_QUEUES; q++) {
+		struct qos_class_stats *s = &rc->qq[q];
+
+		ret = qos_class_stats(sk, ifindex, qos_queue_class(meta, &rc->mc, q).classid, s);
+		if (ret)
+			return ret;
+		t->bytes += s->bytes;
+		t->packets += s->packets;
+		t->drops += s->drops;
+		t->overlimits += s->overlimits;
+		t->requeues += s->requeues;
+		t->backlog_bytes += s->backlog_bytes;
+		t->backlog_packets += s->backlog_packets;
+	}
+	return 0;
+}
+
+/* The queue of class @mc in the tree @meta on @ifindex. */
+static bool read_q(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+		   const struct qos_meta_class *mc, struct qos_class_stats *st)
+{
+	/* TBF's class reports no statistics of its own: its leaf's are the
+	 * class's queue. */
+	if (meta->sched == QOS_SCHED_TBF)
+		return !qos_qdisc_stats(sk, ifindex, mc->classid, qos_leaf_handle(mc), st);
+	return !qos_class_stats(sk, ifindex, mc->classid, st);
 }
 
 static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_report *r,
@@ -55,13 +92,13 @@ static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_
 		for (c = 0; c < QOS_DSCP_MAX; c++)
 			if (r->cfg.dscp_class[t][c] == id)
 				rc->dscp[t] |= 1ULL << c;
-	/* TBF's class reports no statistics of its own: its leaf's are the
-	 * class's queue. */
-	if (sk && r->meta.sched == QOS_SCHED_TBF)
-		rc->have_q = !qos_qdisc_stats(sk, dev->ifindex, rc->mc.classid,
-					      qos_leaf_handle(&rc->mc), &rc->q);
+	if (sk && qos_meta_queues(&r->meta) > 1)
+		rc->have_q = !queue_stats(sk, dev->ifindex, &r->meta, rc);
 	else if (sk)
-		rc->have_q = !qos_class_stats(sk, dev->ifindex, rc->mc.classid, &rc->q);
+		rc->have_q = read_q(sk, dev->ifindex, &r->meta, &rc->mc, &rc->q);
+	if (sk && r->ifb[0])
+		rc->have_iq = read_q(sk, r->cfg.ifb_ifindex, &r->cfg.ifb, &r->cfg.ifb.classes[i],
+				     &rc->iq);
 	if (r->cfg.class_policer[id])
 		return qos_police_read(m, r->cfg.class_policer[id], &rc->police);
 	return 0;
@@ -140,6 +177,10 @@ int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, 
 	memcpy(r->prog_id, m->prog_id, sizeof(r->prog_id));
 	if (qos_nl_open(&sk))
 		sk = NULL;
+	/* The IFB only while it is still the one the configuration names. */
+	if (r->cfg.ifb.rate_bps && r->cfg.ifb_ifindex &&
+	    !if_indextoname(r->cfg.ifb_ifindex, r->ifb))
+		r->ifb[0] = 0;
 
 	for (i = 0; i < r->meta.nclasses && i < QOS_MAX_CLASSES && !ret; i++)
 		ret = read_class(dev, sk, r, i);
@@ -151,6 +192,8 @@ int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, 
 		ret = read_rules(m, r);
 	if (!ret && sk)
 		r->have_root = read_root(sk, dev->ifindex, &r->meta, &r->root);
+	if (!ret && sk && r->ifb[0])
+		r->have_iroot = read_root(sk, r->cfg.ifb_ifindex, &r->cfg.ifb, &r->iroot);
 	if (ret)
 		snprintf(err, errlen, "dev %s: reading counters: %s", dev->name, strerror(-ret));
 	qos_nl_close(sk);

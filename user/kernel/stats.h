@@ -17,8 +17,11 @@
 struct qos_report_class {
 	struct qos_meta_class mc;
 	struct qos_ctr ctr[QOS_DIR_MAX][QOS_FAM_MAX][QOS_V_MAX];
-	struct qos_class_stats q;
+	struct qos_class_stats q;	/* with a tree per TX queue, their sum */
 	bool have_q;
+	struct qos_class_stats qq[QOS_MAX_QUEUES];	/* each queue's (meta.queues > 1) */
+	struct qos_class_stats iq;	/* its queue on the IFB (download shaping) */
+	bool have_iq;
 	uint64_t dscp[QOS_TABLE_MAX];	/* code points that map to this class */
 	struct qos_police_report police;
 };
@@ -48,11 +51,33 @@ struct qos_report {
 	struct qos_ctr unparsed[QOS_DIR_MAX][QOS_UNP_MAX];
 	struct qos_class_stats root;	/* the root qdisc: the whole tree */
 	bool have_root;			/* qosctl's root qdisc is in place */
+	char ifb[IF_NAMESIZE];		/* the IFB of download shaping, "" if none */
+	struct qos_class_stats iroot;	/* the IFB's root qdisc */
+	bool have_iroot;
 	uint32_t nrules;		/* rules installed */
 	uint32_t nrules_named;		/* of which named */
 	uint32_t nreport_rules;		/* of those, in rules[] */
 	struct qos_report_rule rules[QOS_REPORT_RULES_MAX];
 };
+
+/* The qdisc statistics of class @rc in direction @dir (egress: the
+ * device's tree, ingress: the IFB's), NULL if there are none. */
+static inline const struct qos_class_stats *qos_report_q(const struct qos_report_class *rc,
+							 unsigned int dir)
+{
+	if (dir == QOS_DIR_EGRESS)
+		return rc->have_q ? &rc->q : NULL;
+	return rc->have_iq ? &rc->iq : NULL;
+}
+
+/* The same for the root qdisc. */
+static inline const struct qos_class_stats *qos_report_root(const struct qos_report *r,
+							    unsigned int dir)
+{
+	if (dir == QOS_DIR_EGRESS)
+		return r->have_root ? &r->root : NULL;
+	return r->have_iroot ? &r->iroot : NULL;
+}
 
 /* The name of class @id in @r, "" if it has none. */
 const char *qos_report_class_name(const struct qos_report *r, uint32_t id);

@@ -265,6 +265,17 @@ static int parse_yes_no(const char *v, bool *yes)
 	return *yes || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") ? 0 : -EINVAL;
 }
 
+int qos_queues_parse(const char *v, uint32_t *q)
+{
+	if (!strcmp(v, "auto")) {
+		*q = QOS_QUEUES_AUTO;
+		return 0;
+	}
+	if (qos_parse_u32(v, q) || !*q || *q > QOS_MAX_QUEUES)
+		return -EINVAL;
+	return 0;
+}
+
 static int handle_profile_key(struct parse_ctx *c, const char *key, const char *v)
 {
 	struct qos_profile *p = c->p;
@@ -341,6 +352,16 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 			p->reserve_exceed = QOS_PA_DROP;
 		else
 			return fail(c, key, "'%s' is not demote or drop", v);
+	} else if (!strcmp(key, "queues")) {
+		if (qos_queues_parse(v, &p->queues))
+			return fail(c, key, "'%s' is not auto or a number of TX queues (1-%u)", v,
+				    QOS_MAX_QUEUES);
+		p->queues_line = c->line;
+	} else if (!strcmp(key, "ingress-rate")) {
+		if (qos_parse_rate(v, 0, &p->ingress_bps) || !p->ingress_bps)
+			return fail(c, key, "'%s' is not a rate (e.g. 300mbit)", v);
+		qos_profile_rate_check(p, c->line, key, v, p->ingress_bps, 0);
+		p->ingress_line = c->line;
 	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
 		char why[256];
 
@@ -702,6 +723,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->rule_entries = QOS_RULES_DEFAULT;
 	p->reserve_headroom_pct = QOS_RESERVE_HEADROOM_DEFAULT;
 	p->reserve_exceed = QOS_PA_DEMOTE;
+	p->queues = 1;
 
 	ret = qos_profile_find(name, p->path, sizeof(p->path));
 	if (ret) {
@@ -816,8 +838,10 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t
  * a separate allocation of a 48-byte header, the key and the value each
  * rounded up to 8, and an 8-byte free-list node, from the kmalloc cache
  * that fits: 144 bytes from kmalloc-192 for a rule (bpftool's "memlock"
- * counts the 144, /proc/slabinfo shows the 192). Map headers (under 1 KiB
- * each) are left out.
+ * counts the 144, /proc/slabinfo shows the 192). A per-CPU hash element
+ * holds an 8-byte pointer for its value, which is allocated apart on every
+ * possible CPU, with a 16-byte holder (pointer and free-list node) of its
+ * own. Map headers (under 1 KiB each) are left out.
  */
 #define KERN_HTAB_BUCKET	16
 #define KERN_HTAB_ELEM_HDR	48
@@ -852,15 +876,28 @@ static uint64_t percpu_array_bytes(uint64_t entries, size_t value, int ncpus)
 	return entries * (sizeof(void *) + round8(value) * ncpus);
 }
 
-static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
+static uint64_t buckets_bytes(uint64_t entries)
 {
 	uint64_t buckets = 1;
 
 	while (buckets < entries)
 		buckets <<= 1;
-	return buckets * KERN_HTAB_BUCKET +
+	return buckets * KERN_HTAB_BUCKET;
+}
+
+static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
+{
+	return buckets_bytes(entries) +
 	       entries * kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + round8(value) +
 				      KERN_LLIST_NODE);
+}
+
+static uint64_t percpu_hash_bytes(uint64_t entries, size_t key, size_t value, int ncpus)
+{
+	return buckets_bytes(entries) +
+	       entries * (kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + sizeof(void *) +
+				       KERN_LLIST_NODE) +
+			  KERN_LLIST_NODE + sizeof(void *) + round8(value) * ncpus);
 }
 
 uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem)
@@ -869,7 +906,8 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 
 	m.rule_hash = hash_bytes(rule_entries, sizeof(struct qos_rule_key),
 				 sizeof(struct qos_rule_val));
-	m.rule_stats = percpu_array_bytes(rule_entries, sizeof(struct qos_ctr), ncpus);
+	m.rule_stats = percpu_hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_ctr),
+					 ncpus);
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
 					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
 	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte

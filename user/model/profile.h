@@ -77,7 +77,19 @@ struct qos_profile {
 	uint32_t reserve_headroom_pct;	/* of its ceiling, for DSCP-only traffic */
 	uint32_t reserve_exceed;	/* QOS_PA_DEMOTE (to the default) or QOS_PA_DROP */
 	struct qos_ll_spec ll;		/* overhead, mpu, linklayer */
+	uint32_t queues;		/* trees under mq, QOS_QUEUES_AUTO: one per TX queue */
+	int queues_line;
+	uint64_t ingress_bps;		/* download shaping through an IFB; 0: none */
+	int ingress_line;
 };
+
+/* queues = auto: a tree per TX queue of the device. */
+#define QOS_QUEUES_AUTO		0
+/* No `queues` on the command line: the profile's. */
+#define QOS_QUEUES_PROFILE	UINT32_MAX
+
+/* Parse "auto" or 1-QOS_MAX_QUEUES into @q: 0, or -EINVAL. */
+int qos_queues_parse(const char *v, uint32_t *q);
 
 /* Share of the reservation class's ceiling kept for its DSCP-only traffic. */
 #define QOS_RESERVE_HEADROOM_DEFAULT	10
@@ -148,7 +160,7 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
 /* Kernel memory of the maps an apply of a profile creates on one interface. */
 struct qos_profile_mem {
 	uint64_t rule_hash;	/* qos_rules with every entry in use */
-	uint64_t rule_stats;	/* per-CPU rule hit counters, allocated at apply */
+	uint64_t rule_stats;	/* per-CPU rule hit counters, every id in use */
 	uint64_t counters;	/* per-CPU class, unparsed and policer counters */
 	uint64_t other;		/* configuration (with the rule shapes), policers */
 };

@@ -19,6 +19,7 @@
 
 #include "out/dryrun.h"
 #include "kernel/bpfobj.h"
+#include "kernel/ifb.h"
 #include "model/profile.h"
 #include "model/reserve.h"
 #include "kernel/qdisc.h"
@@ -35,13 +36,13 @@ static const char *hd(uint32_t h, char *buf, size_t len)
 	return buf;
 }
 
-static void print_leaf(FILE *f, const char *dev, uint32_t parent,
+static void print_leaf(FILE *f, const char *dev, uint32_t parent, uint32_t handle,
 		       const struct qos_meta_class *mc)
 {
 	char a[16], b[16];
 
 	fprintf(f, "tc qdisc replace dev %s parent %s handle %s %s", dev, hd(parent, a, sizeof(a)),
-		hd(qos_leaf_handle(mc), b, sizeof(b)), qos_leaf_name(mc->leaf));
+		hd(handle, b, sizeof(b)), qos_leaf_name(mc->leaf));
 	if (mc->leaf == QOS_LEAF_PFIFO)
 		fprintf(f, " limit %u", mc->leaf_limit);
 	else if (mc->leaf == QOS_LEAF_BFIFO)
@@ -72,10 +73,40 @@ static void print_tbf(FILE *f, const char *dev, const struct qos_meta *meta, con
 		qos_tbf_limit(frame, mc), ll_args(meta, ll, sizeof(ll)));
 }
 
+/* The HTB tree of TX queue @q (the whole tree with one queue), at @where. */
+static void print_htb(FILE *f, const char *dev, const struct qos_meta *meta, const char *where,
+		      unsigned int q)
+{
+	uint32_t major = qos_queue_handle(meta, q), frame = qos_meta_frame(meta);
+	uint64_t link = meta->rate_bps / qos_meta_queues(meta);
+	char a[16], b[16], ll[64];
+	unsigned int i;
+
+	fprintf(f, "tc qdisc replace dev %s %s handle %s htb default %x r2q 10\n", dev, where,
+		hd(major, a, sizeof(a)), 0x10 + meta->default_class);
+	fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio 0 quantum %u burst %ub cburst %ub%s\n",
+		dev, hd(major, a, sizeof(a)), hd(major | 1, b, sizeof(b)),
+		(unsigned long long)qos_ll_rate(meta, link),
+		(unsigned long long)qos_ll_rate(meta, link),
+		qos_htb_quantum(link), qos_tree_burst(frame, link, 0),
+		qos_tree_burst(frame, link, 0), ll_args(meta, ll, sizeof(ll)));
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class mc = qos_queue_class(meta, &meta->classes[i], q);
+
+		fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio %u quantum %u burst %ub cburst %ub%s\n",
+			dev, hd(major | 1, a, sizeof(a)), hd(mc.classid, b, sizeof(b)),
+			(unsigned long long)qos_ll_rate(meta, mc.rate_bps),
+			(unsigned long long)qos_ll_rate(meta, mc.ceil_bps), mc.prio,
+			qos_htb_quantum(mc.rate_bps), qos_tree_burst(frame, mc.rate_bps, mc.burst),
+			qos_tree_burst(frame, mc.ceil_bps, mc.burst), ll_args(meta, ll, sizeof(ll)));
+		print_leaf(f, dev, mc.classid, qos_queue_leaf_handle(meta, &mc, q), &mc);
+	}
+}
+
 static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 {
-	uint32_t major = meta->qdisc_handle, frame = qos_meta_frame(meta);
-	char a[16], b[16], where[48], ll[64];
+	uint32_t major = meta->qdisc_handle;
+	char a[16], where[48];
 	unsigned int i;
 
 	switch (meta->sched) {
@@ -85,7 +116,8 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 	case QOS_SCHED_TBF:
 		print_tbf(f, dev, meta, "root", major, &meta->classes[0],
 			  meta->classes[0].rate_bps);
-		print_leaf(f, dev, major | 1, &meta->classes[0]);
+		print_leaf(f, dev, major | 1, qos_leaf_handle(&meta->classes[0]),
+			   &meta->classes[0]);
 		return;
 	case QOS_SCHED_PRIO: {
 		uint32_t def_band = 0;
@@ -108,7 +140,7 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 					  mc->ceil_bps);
 				parent = qos_tbf_handle(mc) | 1;
 			}
-			print_leaf(f, dev, parent, mc);
+			print_leaf(f, dev, parent, qos_leaf_handle(mc), mc);
 		}
 		return;
 	}
@@ -116,24 +148,14 @@ static void print_tree(FILE *f, const char *dev, const struct qos_meta *meta)
 		break;
 	}
 
-	fprintf(f, "tc qdisc replace dev %s root handle %s htb default %x r2q 10\n", dev,
-		hd(major, a, sizeof(a)), 0x10 + meta->default_class);
-	fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio 0 quantum %u burst %ub cburst %ub%s\n",
-		dev, hd(major, a, sizeof(a)), hd(major | 1, b, sizeof(b)),
-		(unsigned long long)qos_ll_rate(meta, meta->rate_bps),
-		(unsigned long long)qos_ll_rate(meta, meta->rate_bps),
-		qos_htb_quantum(meta->rate_bps), qos_tree_burst(frame, meta->rate_bps, 0),
-		qos_tree_burst(frame, meta->rate_bps, 0), ll_args(meta, ll, sizeof(ll)));
-	for (i = 0; i < meta->nclasses; i++) {
-		const struct qos_meta_class *mc = &meta->classes[i];
-
-		fprintf(f, "tc class replace dev %s parent %s classid %s htb rate %llubit ceil %llubit prio %u quantum %u burst %ub cburst %ub%s\n",
-			dev, hd(major | 1, a, sizeof(a)), hd(mc->classid, b, sizeof(b)),
-			(unsigned long long)qos_ll_rate(meta, mc->rate_bps),
-			(unsigned long long)qos_ll_rate(meta, mc->ceil_bps), mc->prio,
-			qos_htb_quantum(mc->rate_bps), qos_tree_burst(frame, mc->rate_bps, mc->burst),
-			qos_tree_burst(frame, mc->ceil_bps, mc->burst), ll_args(meta, ll, sizeof(ll)));
-		print_leaf(f, dev, mc->classid, mc);
+	if (qos_meta_queues(meta) == 1) {
+		print_htb(f, dev, meta, "root", 0);
+		return;
+	}
+	fprintf(f, "tc qdisc replace dev %s root handle %s mq\n", dev, hd(major, a, sizeof(a)));
+	for (i = 0; i < qos_meta_queues(meta); i++) {
+		snprintf(where, sizeof(where), "parent %s", hd(TC_H_MAKE(major, i + 1), a, sizeof(a)));
+		print_htb(f, dev, meta, where, i);
 	}
 }
 
@@ -194,6 +216,42 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
 
 #define MIB(b)	((double)(b) / (1 << 20))
 
+/*
+ * One line after a successful apply: the tree as the kernel now has it,
+ * rates as resolved (a class's share of the link in bit/s, not the
+ * profile's percentage), so a wrong unit shows at once.
+ */
+void qos_print_applied(FILE *f, const char *ifname, const struct qos_cfg *cfg)
+{
+	const struct qos_meta *meta = &cfg->meta;
+	char a[32], b[32], ll[64], ifb[IF_NAMESIZE];
+	unsigned int i;
+
+	fprintf(f, "dev %s: applied %s at %s%s", ifname, meta->profile,
+		qos_fmt_rate(meta->rate_bps, a, sizeof(a)), ll_args(meta, ll, sizeof(ll)));
+	if (meta->sched == QOS_SCHED_NONE) {
+		fputs(", policing only (root qdisc untouched)\n", f);
+		return;
+	}
+	fprintf(f, ", %s", qos_sched_name(meta->sched));
+	if (qos_meta_queues(meta) > 1)
+		fprintf(f, " on each of %u TX queues under mq, at 1/%u of these rates",
+			qos_meta_queues(meta), qos_meta_queues(meta));
+	for (i = 0; i < meta->nclasses; i++) {
+		const struct qos_meta_class *mc = &meta->classes[i];
+
+		fprintf(f, "%s %s rate %s ceil %s prio %u", i ? ";" : ":", mc->name,
+			qos_fmt_rate(mc->rate_bps, a, sizeof(a)),
+			qos_fmt_rate(mc->ceil_bps, b, sizeof(b)), mc->prio);
+	}
+	if (cfg->ifb.rate_bps) {
+		qos_ifb_name(meta->ifindex, ifb);
+		fprintf(f, "; downloads shaped at %s through %s",
+			qos_fmt_rate(cfg->ifb.rate_bps, a, sizeof(a)), ifb);
+	}
+	fputc('\n', f);
+}
+
 void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -212,6 +270,22 @@ void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries)
 		MIB(m.counters + m.other));
 }
 
+/* Download shaping: the IFB and its tree, the device's twin at the
+ * ingress rate. */
+static void print_ifb(FILE *f, const char *ifname, const struct qos_plan *plan)
+{
+	char ifb[IF_NAMESIZE], rate[32];
+
+	if (!qos_plan_has_ifb(plan))
+		return;
+	qos_ifb_name(if_nametoindex(ifname), ifb);
+	fprintf(f, "# download shaping at %s: ingress redirects what arrives on %s to %s\n",
+		qos_fmt_rate(plan->cfg.ifb.rate_bps, rate, sizeof(rate)), ifname, ifb);
+	fprintf(f, "ip link add %s type ifb  # kept if qosctl created it already\n", ifb);
+	fprintf(f, "ip link set %s up\n", ifb);
+	print_tree(f, ifb, &plan->cfg.ifb);
+}
+
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
 		 const struct qos_plan *plan, bool clsact)
 {
@@ -220,7 +294,12 @@ void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bp
 
 	fprintf(f, "# qosctl apply %s dev %s rate %s --dry-run: nothing was changed\n", path,
 		ifname, qos_fmt_rate(link_bps, rate, sizeof(rate)));
+	if (qos_meta_queues(&plan->cfg.meta) > 1)
+		fprintf(f, "# queues %u: a tree per TX queue at 1/%u of every rate; the egress "
+			"program spreads flows over them by their hash\n",
+			qos_meta_queues(&plan->cfg.meta), qos_meta_queues(&plan->cfg.meta));
 	print_tree(f, ifname, &plan->cfg.meta);
+	print_ifb(f, ifname, plan);
 	if (!clsact)
 		fprintf(f, "tc qdisc add dev %s clsact\n", ifname);
 	if (qos_plan_needs_ingress(plan))

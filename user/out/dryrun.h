@@ -16,6 +16,9 @@
  * this machine, after @prefix ("# " in a dry-run). */
 void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries);
 
+/* "dev D: applied PROFILE at 1gbit, htb: pip rate ... ceil ... prio 0; ..." */
+void qos_print_applied(FILE *f, const char *ifname, const struct qos_cfg *cfg);
+
 /* @clsact: the device has a clsact qdisc already. */
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
 		 const struct qos_plan *plan, bool clsact);

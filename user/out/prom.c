@@ -250,34 +250,41 @@ static const struct stat_family qdisc_root_families[] = {
 	      "Packets queued in the qdisc tree.", backlog_packets),
 };
 
+/* Direction egress: the device's tree; ingress: its IFB's (download
+ * shaping). */
 static void write_qdisc(FILE *f, const struct qos_report *const *r, unsigned int n)
 {
+	const struct qos_class_stats *q;
 	const struct stat_family *sf;
-	unsigned int i, c;
+	unsigned int i, c, d;
 
 	for (sf = qdisc_class_families; sf < qdisc_class_families +
 	     sizeof(qdisc_class_families) / sizeof(*sf); sf++) {
 		family(f, sf->name, sf->type, sf->help);
 		for (i = 0; i < n; i++)
-			for (c = 0; c < r[i]->meta.nclasses; c++) {
-				const struct qos_report_class *rc = &r[i]->cls[c];
-
-				if (!rc->have_q)
-					continue;
-				series(f, sf->name, r[i]);
-				label(f, "class", rc->mc.name);
-				value(f, stat_at(&rc->q, sf->off));
-			}
+			for (c = 0; c < r[i]->meta.nclasses; c++)
+				for (d = 0; d < QOS_DIR_MAX; d++) {
+					q = qos_report_q(&r[i]->cls[c], d);
+					if (!q)
+						continue;
+					series(f, sf->name, r[i]);
+					label(f, "direction", qos_dir_names[d]);
+					label(f, "class", r[i]->cls[c].mc.name);
+					value(f, stat_at(q, sf->off));
+				}
 	}
 	for (sf = qdisc_root_families; sf < qdisc_root_families +
 	     sizeof(qdisc_root_families) / sizeof(*sf); sf++) {
 		family(f, sf->name, sf->type, sf->help);
-		for (i = 0; i < n; i++) {
-			if (!r[i]->have_root)
-				continue;
-			series(f, sf->name, r[i]);
-			value(f, stat_at(&r[i]->root, sf->off));
-		}
+		for (i = 0; i < n; i++)
+			for (d = 0; d < QOS_DIR_MAX; d++) {
+				q = qos_report_root(r[i], d);
+				if (!q)
+					continue;
+				series(f, sf->name, r[i]);
+				label(f, "direction", qos_dir_names[d]);
+				value(f, stat_at(q, sf->off));
+			}
 	}
 }
 

@@ -75,9 +75,11 @@ static json_object *rules_json(const struct qos_report *r)
 	return o;
 }
 
-static json_object *class_stats_json(const struct qos_report_class *rc, bool details)
+static json_object *class_stats_json(const struct qos_meta *meta,
+				     const struct qos_report_class *rc, bool details)
 {
 	json_object *o = json_object_new_object();
+	unsigned int q;
 	char cid[16];
 	int d, f, v;
 
@@ -108,7 +110,30 @@ static json_object *class_stats_json(const struct qos_report_class *rc, bool det
 		json_object_object_add(o, "police", qos_police_stats_json(&rc->police));
 	if (rc->have_q)
 		json_object_object_add(o, "qdisc", qstats_json(&rc->q));
+	if (rc->have_q && qos_meta_queues(meta) > 1) {
+		json_object *qa = json_object_new_array();
+
+		for (q = 0; q < qos_meta_queues(meta) && q < QOS_MAX_QUEUES; q++) {
+			json_object *qo = qstats_json(&rc->qq[q]);
+
+			fmt_classid(qos_queue_class(meta, &rc->mc, q).classid, cid, sizeof(cid));
+			json_object_object_add(qo, "classid", json_object_new_string(cid));
+			json_object_array_add(qa, qo);
+		}
+		json_object_object_add(o, "queues", qa);
+	}
+	if (rc->have_iq)
+		json_object_object_add(o, "ingress_qdisc", qstats_json(&rc->iq));
 	return o;
+}
+
+/* Download shaping: the ingress rate and the IFB, when there is one. */
+static void ingress_json(json_object *o, const struct qos_report *r)
+{
+	if (!r->cfg.ifb.rate_bps)
+		return;
+	json_object_object_add(o, "ingress_rate_bps", json_object_new_uint64(r->cfg.ifb.rate_bps));
+	json_object_object_add(o, "ifb", r->ifb[0] ? json_object_new_string(r->ifb) : NULL);
 }
 
 static void print_json(FILE *f, json_object *o)
@@ -131,8 +156,9 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned i
 		json_object_object_add(o, "dev", json_object_new_string(r->dev));
 		json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
 		json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+		ingress_json(o, r);
 		for (i = 0; i < r->meta.nclasses; i++)
-			json_object_array_add(cls, class_stats_json(&r->cls[i], details));
+			json_object_array_add(cls, class_stats_json(&r->meta, &r->cls[i], details));
 		json_object_object_add(o, "classes", cls);
 		for (d = 0; d < QOS_DIR_MAX; d++) {
 			json_object *dir = json_object_new_object();
@@ -145,6 +171,8 @@ void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned i
 		json_object_object_add(o, "unparsed", unp);
 		if (r->have_root)
 			json_object_object_add(o, "qdisc", qstats_json(&r->root));
+		if (r->have_iroot)
+			json_object_object_add(o, "ingress_qdisc", qstats_json(&r->iroot));
 		json_object_object_add(o, "rules", rules_json(r));
 		print_json(f, o);
 		return;
@@ -209,8 +237,63 @@ static json_object *show_class_json(const struct qos_report *r, unsigned int i,
 	return c;
 }
 
+/* The probes' SLA verdicts: per probe, target, family and class. */
+static json_object *sla_json(const struct pstate_sla *sla, int nsla)
+{
+	json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < nsla; i++) {
+		const struct pstate_sla *s = &sla[i];
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "probe", json_object_new_string(s->probe));
+		json_object_object_add(e, "target", json_object_new_string(s->target));
+		json_object_object_add(e, "family", json_object_new_string(s->family));
+		json_object_object_add(e, "class", json_object_new_string(s->cls));
+		json_object_object_add(e, "delay_p99_ns", json_object_new_int64(s->delay_p99_ns));
+		json_object_object_add(e, "delay_p99_bound_ns", s->delay_p99_bound_ns ?
+				       json_object_new_uint64(s->delay_p99_bound_ns) : NULL);
+		json_object_object_add(e, "loss_pct", json_object_new_double(s->loss_pct));
+		json_object_object_add(e, "loss_bound_pct", s->loss_bound_pct >= 0 ?
+				       json_object_new_double(s->loss_bound_pct) : NULL);
+		json_object_object_add(e, "windows", json_object_new_uint64(s->windows));
+		json_object_object_add(e, "age_ns", json_object_new_uint64(s->age_ns));
+		json_object_object_add(e, "verdict",
+				       json_object_new_string(pstate_verdict_names[s->verdict]));
+		json_object_array_add(a, e);
+	}
+	return a;
+}
+
+static void show_sla(FILE *f, const struct pstate_sla *sla, int nsla)
+{
+	char d[48], l[48];
+	int i;
+
+	fprintf(f, "%-16s %-24s %-6s %-10s %-20s %-16s %7s %5s %s\n", "sla probe", "target",
+		"family", "class", "rtt-p99 ms (bound)", "loss % (bound)", "windows", "age s",
+		"verdict");
+	for (i = 0; i < nsla; i++) {
+		const struct pstate_sla *s = &sla[i];
+		int n;
+
+		n = snprintf(d, sizeof(d), "%.3f ", s->delay_p99_ns / 1e6);
+		snprintf(d + n, sizeof(d) - n, s->delay_p99_bound_ns ? "(%.3f)" : "(-)",
+			 s->delay_p99_bound_ns / 1e6);
+		n = snprintf(l, sizeof(l), "%.2f ", s->loss_pct);
+		snprintf(l + n, sizeof(l) - n, s->loss_bound_pct >= 0 ? "(%.2f)" : "(-)",
+			 s->loss_bound_pct);
+		fprintf(f, "%-16s %-24s %-6s %-10s %-20s %-16s %7llu %5llu %s\n", s->probe,
+			s->target, s->family, s->cls, d, l, (unsigned long long)s->windows,
+			(unsigned long long)(s->age_ns / 1000000000ULL),
+			pstate_verdict_names[s->verdict]);
+	}
+}
+
 static void show_json(FILE *f, const struct qos_report *r,
-		      const char *const names[QOS_MAX_CLASSES])
+		      const char *const names[QOS_MAX_CLASSES], const struct pstate_sla *sla,
+		      int nsla)
 {
 	json_object *o = json_object_new_object();
 	json_object *progs = json_object_new_object();
@@ -221,10 +304,12 @@ static void show_json(FILE *f, const struct qos_report *r,
 	json_object_object_add(o, "dev", json_object_new_string(r->dev));
 	json_object_object_add(o, "profile", json_object_new_string(r->meta.profile));
 	json_object_object_add(o, "rate_bps", json_object_new_uint64(r->meta.rate_bps));
+	ingress_json(o, r);
 	json_object_object_add(o, "scheduler",
 			       json_object_new_string(qos_sched_name(r->meta.sched)));
 	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
 	json_object_object_add(o, "handle", json_object_new_string(cid));
+	json_object_object_add(o, "queues", json_object_new_int64(qos_meta_queues(&r->meta)));
 	snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
 	json_object_object_add(o, "mark_mask", json_object_new_string(mask));
 	json_object_object_add(o, "wash", json_object_new_boolean(r->cfg.flags & QOS_CFG_F_WASH));
@@ -246,6 +331,7 @@ static void show_json(FILE *f, const struct qos_report *r,
 	for (i = 0; i < r->meta.nclasses; i++)
 		json_object_array_add(cls, show_class_json(r, i, names));
 	json_object_object_add(o, "classes", cls);
+	json_object_object_add(o, "sla", sla_json(sla, nsla));
 	print_json(f, o);
 }
 
@@ -280,7 +366,8 @@ static void show_class(FILE *f, const struct qos_report *r, unsigned int i,
 	}
 }
 
-void qos_report_show(FILE *f, const struct qos_report *r, bool json)
+void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sla *sla, int nsla,
+		     bool json)
 {
 	const char *names[QOS_MAX_CLASSES] = {};
 	char a[32], cid[16];
@@ -289,7 +376,7 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 	for (i = 0; i < r->meta.nclasses; i++)
 		names[r->cls[i].mc.id & (QOS_MAX_CLASSES - 1)] = r->cls[i].mc.name;
 	if (json) {
-		show_json(f, r, names);
+		show_json(f, r, names, sla, nsla);
 		return;
 	}
 	snprintf(cid, sizeof(cid), "%x:", r->meta.qdisc_handle >> 16);
@@ -297,6 +384,14 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		r->dev, r->meta.profile, qos_fmt_rate(r->meta.rate_bps, a, sizeof(a)),
 		qos_sched_name(r->meta.sched), cid, r->cfg.mark_mask,
 		r->cfg.flags & QOS_CFG_F_WASH ? " wash" : "");
+	if (qos_meta_queues(&r->meta) > 1)
+		fprintf(f, "queues %u: mq root, a tree per TX queue at 1/%u of every rate; "
+			"classids are TX queue 0's\n", qos_meta_queues(&r->meta),
+			qos_meta_queues(&r->meta));
+	if (r->cfg.ifb.rate_bps)
+		fprintf(f, "download shaping: ingress-rate %s through %s\n",
+			qos_fmt_rate(r->cfg.ifb.rate_bps, a, sizeof(a)),
+			r->ifb[0] ? r->ifb : "an IFB that is gone (apply again)");
 	if (r->cfg.ack_class)
 		fprintf(f, "pure TCP ACKs of the default class: class %s\n",
 			names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");
@@ -316,4 +411,6 @@ void qos_report_show(FILE *f, const struct qos_report *r, bool json)
 		"rate", "ceil", "prio", "leaf", "dscp (v4 | v6)");
 	for (i = 0; i < r->meta.nclasses; i++)
 		show_class(f, r, i, names);
+	if (nsla)
+		show_sla(f, sla, nsla);
 }

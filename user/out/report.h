@@ -8,6 +8,7 @@
 
 #include "../bpf/qos_common.h"
 #include "kernel/stats.h"
+#include "probe/pstate.h"
 
 /* Views of `qosctl stats`; JSON always has every counter per family, and
  * the verdicts with QOS_STATS_DETAILS. */
@@ -18,6 +19,8 @@
 void qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned int view);
 /* The table (out/stats_text.c). */
 void qos_stats_text(FILE *f, const struct qos_report *r, unsigned int view);
-void qos_report_show(FILE *f, const struct qos_report *r, bool json);
+/* The device, and the @nsla SLA verdicts its probes publish. */
+void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sla *sla, int nsla,
+		     bool json);
 
 #endif /* __QOS_OUT_REPORT_H */

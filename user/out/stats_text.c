@@ -79,6 +79,7 @@ static void verdict_rows(FILE *f, const struct qos_report_class *rc, int d, int 
 static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY, details = view & QOS_STATS_DETAILS;
+	const struct qos_class_stats *q = qos_report_q(rc, d);
 	const char *cls = d ? "" : rc->mc.name;
 	char lb[64], pd[24], qd[24];
 	struct qos_ctr c, drop;
@@ -89,7 +90,7 @@ static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned
 		drop = sum(rc, d, -1, QOS_V_DROP);
 		label(lb, sizeof(lb), false, cls, qos_dir_names[d], NULL);
 		row(f, LW, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)),
-		    d == QOS_DIR_EGRESS && rc->have_q ? num(rc->q.drops, qd, sizeof(qd)) : "-");
+		    q ? num(q->drops, qd, sizeof(qd)) : "-");
 		if (details)
 			verdict_rows(f, rc, d, -1);
 		return;
@@ -116,7 +117,7 @@ static void queue_detail(FILE *f, const struct qos_class_stats *q)
 /* -s: policer colours (both families, or each), then the class's queue. */
 static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
 {
-	int lw = fams ? LW_FAM : LW, c, fm;
+	int lw = fams ? LW_FAM : LW, c, fm, d;
 	char lb[64], qd[24];
 
 	for (c = 0; rc->police.set && c < TB_COLOR_MAX; c++) {
@@ -137,11 +138,16 @@ static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
 			row(f, lw, label(lb, sizeof(lb), false, "", qos_color_names[c], NULL),
 			    t.packets, t.bytes, NULL, NULL);
 	}
-	if (!rc->have_q)
-		return;
-	row(f, lw, label(lb, sizeof(lb), fams, "", "queue", ""), rc->q.packets, rc->q.bytes, "",
-	    num(rc->q.drops, qd, sizeof(qd)));
-	queue_detail(f, &rc->q);
+	/* The device's queue (egress), then the IFB's (ingress). */
+	for (d = QOS_DIR_MAX; d-- > 0;) {
+		const struct qos_class_stats *q = qos_report_q(rc, d);
+
+		if (!q)
+			continue;
+		row(f, lw, label(lb, sizeof(lb), fams, "", d ? "queue" : "ifb queue", ""),
+		    q->packets, q->bytes, "", num(q->drops, qd, sizeof(qd)));
+		queue_detail(f, q);
+	}
 }
 
 /* The root qdisc: everything the tree sent and dropped, whatever dropped it. */
@@ -149,15 +155,22 @@ static void root_rows(FILE *f, const struct qos_report *r, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY;
 	char lb[64], kind[24], qd[24];
+	const struct qos_class_stats *q;
+	int d;
 
-	if (!r->have_root)
-		return;
-	snprintf(kind, sizeof(kind), "root %s", qos_sched_name(r->meta.sched));
-	label(lb, sizeof(lb), fams, kind, qos_dir_names[QOS_DIR_EGRESS], "-");
-	row(f, fams ? LW_FAM : LW, lb, r->root.packets, r->root.bytes, "",
-	    num(r->root.drops, qd, sizeof(qd)));
-	if (view & QOS_STATS_DETAILS)
-		queue_detail(f, &r->root);
+	/* The device's root (egress), then the IFB's (ingress). */
+	for (d = QOS_DIR_MAX; d-- > 0;) {
+		q = qos_report_root(r, d);
+		if (!q)
+			continue;
+		snprintf(kind, sizeof(kind), "%s %s", d ? "root" : "ifb",
+			 d ? qos_root_kind(&r->meta) : qos_sched_name(r->meta.sched));
+		label(lb, sizeof(lb), fams, kind, qos_dir_names[d], "-");
+		row(f, fams ? LW_FAM : LW, lb, q->packets, q->bytes, "",
+		    num(q->drops, qd, sizeof(qd)));
+		if (view & QOS_STATS_DETAILS)
+			queue_detail(f, q);
+	}
 }
 
 /* -s: the named rules' hits, lowest ids first. */
@@ -247,7 +260,7 @@ static void wide(FILE *f, const struct qos_report *r, bool details)
 			wide_qdisc(f, "", "qdisc", &rc->q);
 	}
 	if (r->have_root)
-		wide_qdisc(f, "root", qos_sched_name(r->meta.sched), &r->root);
+		wide_qdisc(f, "root", qos_root_kind(&r->meta), &r->root);
 	fprintf(f, "unparsed (passed untouched):");
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)

@@ -10,11 +10,13 @@
  *   2. rules: write the entries of new rules (not yet looked up);
  *   3. policers: changed ones rewritten whole, buckets carried over;
  *   4. qdisc tree: classes added or changed in place, or a new root;
+ *      then the IFB of download shaping, kept or created, and its tree;
  *   5. configuration: a new inner map swapped into the programs' slot,
  *      the commit point for kept programs;
  *   6. attach: new programs replace the old ones, the commit point for
  *      new programs;
- *   7. prune classes and retire rule entries nothing refers to any more;
+ *   7. prune classes and retire rule entries nothing refers to any more,
+ *      and delete an IFB the new plan no longer uses;
  *   8. verify from the kernel that what runs is what was installed.
  *
  * QOSCTL_FAULT=<step> kills qosctl after a step (tests of crash recovery)
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/ifb.h"
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
 #include "kernel/rulemap.h"
@@ -50,10 +53,16 @@ static bool has_tree(const struct qos_plan *p)
 	       (p->cfg.meta.flags & QOS_META_F_ROOT);
 }
 
+/* An IFB @p shapes downloads through, created already. */
+static bool has_ifb(const struct qos_plan *p)
+{
+	return qos_plan_has_ifb(p) && p->cfg.ifb_ifindex;
+}
+
 static bool same_tree(const struct qos_meta *a, const struct qos_meta *b)
 {
 	return a->sched == b->sched && a->qdisc_handle == b->qdisc_handle &&
-	       a->rate_bps == b->rate_bps && a->nclasses == b->nclasses &&
+	       qos_meta_queues(a) == qos_meta_queues(b) && a->rate_bps == b->rate_bps && a->nclasses == b->nclasses &&
 	       a->overhead == b->overhead && a->mpu == b->mpu && a->linklayer == b->linklayer &&
 	       !memcmp(a->classes, b->classes, sizeof(a->classes));
 }
@@ -81,6 +90,12 @@ static int teardown(struct qos_dev *dev, const struct qos_plan *cur, char *err, 
 	}
 	if (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT))
 		qos_clsact_destroy_if_empty(dev->ifindex);
+	/* Nothing redirects to the IFB once the programs are gone. */
+	ret = has_ifb(cur) ? qos_ifb_delete(dev->ifindex, cur->cfg.ifb_ifindex) : 0;
+	if (ret) {
+		snprintf(err, errlen, "dev %s: deleting its IFB: %s", dev->name, strerror(-ret));
+		return ret;
+	}
 	return qos_dev_reload(dev, err, errlen);
 }
 
@@ -133,45 +148,58 @@ static bool attached(const struct qos_dev *dev, const struct qos_progs *p)
 }
 
 /*
- * Step 4: the tree of @next over that of @cur; *fresh: a new root. Whether
- * the root can be changed in place is the kernel's to say (the root there
- * may be @cur's, or after a failure or a crash still the one before it):
- * HTB has no change operation for its qdisc, so a root of @next's kind
- * and handle is kept and anything else replaced.
+ * Step 4: the tree @nm on @ifindex over @cm (@had_tree: @cm is there);
+ * *fresh: a new root. Whether the root can be changed in place is the
+ * kernel's to say (the root there may be @cm's, or after a failure or a
+ * crash still the one before it): HTB has no change operation for its
+ * qdisc, so a root of @nm's kind and handle is kept and anything else
+ * replaced. The device's tree and the IFB's alike.
  */
-static int tree_sync(struct qos_dev *dev, struct nl_sock *sk, const struct qos_plan *next,
-		     const struct qos_plan *cur, bool *fresh)
+static int tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *nm,
+		     const struct qos_meta *cm, bool had_tree, bool *fresh)
 {
-	const struct qos_meta *nm = &next->cfg.meta, *cm = &cur->cfg.meta;
 	struct qos_root_info ri;
 	int ret;
 
-	ret = qos_root_info(sk, dev->ifindex, &ri);
+	ret = qos_root_info(sk, ifindex, &ri);
 	if (ret)
 		return ret;
+	/* An mq root whose number of trees changes is built anew too: mq
+	 * cannot take a tree away from a queue. */
 	*fresh = !ri.present || ri.is_default || ri.handle != nm->qdisc_handle ||
-		 strcmp(ri.kind, qos_sched_name(nm->sched));
-	if (!*fresh && has_tree(cur) && same_tree(nm, cm))
+		 strcmp(ri.kind, qos_root_kind(nm)) ||
+		 (qos_meta_queues(nm) > 1 && had_tree &&
+		  qos_meta_queues(cm) != qos_meta_queues(nm));
+	if (!*fresh && had_tree && same_tree(nm, cm))
 		return 0;
-	return qos_tree_sync(sk, dev->ifindex, nm, *fresh);
+	return qos_tree_sync(sk, ifindex, nm, *fresh);
 }
 
-/* Step 7 for the tree: what @cur had that @next has not. */
-static int tree_prune(struct qos_dev *dev, struct nl_sock *sk, const struct qos_plan *next,
-		      const struct qos_plan *cur, bool fresh)
+/* Step 7 for a tree: what @cm had that @nm has not. */
+static int tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *nm,
+		      const struct qos_meta *cm, bool fresh)
 {
 	int ret = 0;
 
-	if (!has_tree(cur))
-		return 0;
-	if (next->cfg.meta.sched == QOS_SCHED_NONE ||
-	    (fresh && cur->cfg.meta.qdisc_handle != next->cfg.meta.qdisc_handle)) {
-		ret = qos_tree_remove(sk, dev->ifindex, cur->cfg.meta.qdisc_handle);
+	if (nm->sched == QOS_SCHED_NONE || (fresh && cm->qdisc_handle != nm->qdisc_handle)) {
+		ret = qos_tree_remove(sk, ifindex, cm->qdisc_handle);
 		return ret == -ENOENT ? 0 : ret;
 	}
 	if (!fresh)
-		ret = qos_tree_prune(sk, dev->ifindex, &next->cfg.meta, &cur->cfg.meta);
+		ret = qos_tree_prune(sk, ifindex, nm, cm);
 	return ret;
+}
+
+/* The IFB the configuration redirects to, if any, is qosctl's. */
+static bool ifb_there(const struct qos_dev *dev)
+{
+	bool is_ifb;
+	int ifindex;
+
+	if (!dev->cfg.ifb_ifindex)
+		return true;
+	return !qos_ifb_find(dev->ifindex, &ifindex, &is_ifb) && is_ifb &&
+	       ifindex == (int)dev->cfg.ifb_ifindex;
 }
 
 static int verify(struct qos_dev *dev, const struct qos_progs *target, uint32_t inner_id,
@@ -182,10 +210,11 @@ static int verify(struct qos_dev *dev, const struct qos_progs *target, uint32_t 
 	if (ret)
 		return ret;
 	if (!attached(dev, target) || !dev->have_cfg ||
-	    qos_cfg_inner_id(dev->cur.map[QOS_MAP_CFG]) != inner_id) {
+	    qos_cfg_inner_id(dev->cur.map[QOS_MAP_CFG]) != inner_id ||
+	    !ifb_there(dev)) {
 		snprintf(err, errlen,
 			 "dev %s: after installing, the kernel does not run what was installed "
-			 "(programs %u/%u, found %u/%u)", dev->name, target->prog_id[0],
+			 "(programs %u/%u, found %u/%u, or its IFB is gone)", dev->name, target->prog_id[0],
 			 target->prog_id[1], dev->cur.prog_id[0], dev->cur.prog_id[1]);
 		return -EIO;
 	}
@@ -210,6 +239,9 @@ int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct
 	if (!ri.clsact || (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
 		next->cfg.meta.flags |= QOS_META_F_CLSACT;
 	next->cfg.meta.ifindex = dev->ifindex;
+	/* The IFB that runs is kept; 0 until one is created, which the
+	 * recovery of a killed apply then finds by its name. */
+	next->cfg.ifb_ifindex = qos_plan_has_ifb(next) && has_ifb(cur) ? cur->cfg.ifb_ifindex : 0;
 	return 0;
 }
 
@@ -223,6 +255,7 @@ struct install {
 	struct qos_rules in_map;	/* ... and the rules in it before */
 	struct nl_sock *sk;
 	bool fresh;			/* a new root qdisc */
+	bool ifb_fresh;			/* ... on the IFB */
 };
 
 #define STEP(name)							\
@@ -233,6 +266,70 @@ struct install {
 		}							\
 		qos_fault_point(name);					\
 	} while (0)
+
+/*
+ * Step 4, download shaping: the IFB @next redirects to, and its tree. The
+ * IFB of the plan being replaced is kept if it is still there (after a
+ * failure or a crash that may be the one the failed install created), and
+ * its tree changed as the device's is; otherwise one is created. A device
+ * holding the IFB's name that neither plan knows is not taken over.
+ */
+static int ifb_sync(struct install *in, char *err, size_t errlen)
+{
+	struct qos_plan *next = in->next;
+	const struct qos_plan *cur = in->cur;
+	int dev_ifindex = in->dev->ifindex, ifindex;
+	char name[IF_NAMESIZE];
+	bool is_ifb, kept;
+	int ret;
+
+	if (!qos_plan_has_ifb(next))
+		return 0;
+	qos_ifb_name(dev_ifindex, name);
+	ret = qos_ifb_find(dev_ifindex, &ifindex, &is_ifb);
+	if (ret && ret != -ENOENT) {
+		snprintf(err, errlen, "dev %s: looking for %s: %s", in->dev->name, name,
+			 strerror(-ret));
+		return ret;
+	}
+	kept = !ret && is_ifb && (ifindex == (int)next->cfg.ifb_ifindex ||
+				  (has_ifb(cur) && ifindex == (int)cur->cfg.ifb_ifindex));
+	if (!ret && !kept) {
+		snprintf(err, errlen, "dev %s: a device %s exists that qosctl did not create",
+			 in->dev->name, name);
+		return -EEXIST;
+	}
+	if (!kept) {
+		ret = qos_ifb_create(dev_ifindex, &ifindex);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: creating %s: %s", in->dev->name, name,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	next->cfg.ifb_ifindex = ifindex;
+	next->cfg.ifb.ifindex = ifindex;
+	ret = tree_sync(in->sk, ifindex, &next->cfg.ifb, &cur->cfg.ifb,
+			kept && has_ifb(cur) && (int)cur->cfg.ifb_ifindex == ifindex, &in->ifb_fresh);
+	if (ret)
+		snprintf(err, errlen, "dev %s: building the qdisc tree of %s: %s", in->dev->name,
+			 name, strerror(-ret));
+	return ret;
+}
+
+/* Step 7 for the IFB: deleted once nothing redirects to it, else its
+ * tree pruned as the device's. */
+static int ifb_prune(struct install *in)
+{
+	const struct qos_plan *next = in->next, *cur = in->cur;
+
+	if (!has_ifb(cur))
+		return 0;
+	if (!qos_plan_has_ifb(next) || next->cfg.ifb_ifindex != cur->cfg.ifb_ifindex)
+		return qos_ifb_delete(in->dev->ifindex, cur->cfg.ifb_ifindex);
+	return tree_prune(in->sk, cur->cfg.ifb_ifindex, &next->cfg.ifb, &cur->cfg.ifb,
+			  in->ifb_fresh);
+}
 
 /* Steps 1-4: nothing the data path reads changes yet but the policers. */
 static int stage(struct install *in, const struct qos_progs *held, char *err, size_t errlen)
@@ -264,7 +361,8 @@ static int stage(struct install *in, const struct qos_progs *held, char *err, si
 	STEP("police");
 
 	if (next->cfg.meta.sched != QOS_SCHED_NONE) {
-		ret = tree_sync(in->dev, in->sk, next, in->cur, &in->fresh);
+		ret = tree_sync(in->sk, in->dev->ifindex, &next->cfg.meta, &in->cur->cfg.meta,
+				has_tree(in->cur), &in->fresh);
 		if (ret) {
 			snprintf(err, errlen, "dev %s: building the qdisc tree: %s",
 				 in->dev->name, strerror(-ret));
@@ -272,6 +370,11 @@ static int stage(struct install *in, const struct qos_progs *held, char *err, si
 		}
 	}
 	STEP("tree");
+
+	ret = ifb_sync(in, err, errlen);
+	if (ret)
+		return ret;
+	STEP("ifb");
 	return 0;
 }
 
@@ -325,7 +428,9 @@ static int commit(struct install *in, char *err, size_t errlen)
 	}
 	STEP("attach");
 
-	ret = tree_prune(dev, in->sk, in->next, in->cur, in->fresh);
+	ret = has_tree(in->cur) ? tree_prune(in->sk, dev->ifindex, &in->next->cfg.meta,
+					     &in->cur->cfg.meta, in->fresh) : 0;
+	ret = ret ?: ifb_prune(in);
 	if (ret) {
 		snprintf(err, errlen, "dev %s: removing old classes: %s", dev->name,
 			 strerror(-ret));

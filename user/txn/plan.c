@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <linux/pkt_sched.h>
 
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
@@ -104,6 +105,67 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 	return 0;
 }
 
+/* A refused `queues`, named where it was given. */
+static int queues_fail(const struct qos_profile *p, uint32_t cli, const char *why, char *err,
+		       size_t errlen)
+{
+	if (cli == QOS_QUEUES_PROFILE)
+		qos_profile_errf(err, errlen, p, p->queues_line, "queues", "%s", why);
+	else if (cli == QOS_QUEUES_AUTO)
+		snprintf(err, errlen, "queues auto: %s", why);
+	else
+		snprintf(err, errlen, "queues %u: %s", cli, why);
+	return -EINVAL;
+}
+
+/*
+ * Multi-queue trees: @cli (QOS_QUEUES_PROFILE: the profile's) resolved on a
+ * device of @txqs TX queues. More than one makes an mq root with an HTB per
+ * queue; the meta keeps the link's rates, each queue's tree takes 1/N of
+ * them (qos_queue_class()), and the classids are queue 0's.
+ */
+static int queues_plan(const struct qos_profile *p, uint32_t cli, uint32_t txqs,
+		       struct qos_cfg *cfg, char *err, size_t errlen)
+{
+	struct qos_meta *m = &cfg->meta;
+	uint32_t n = cli != QOS_QUEUES_PROFILE ? cli : p->queues;
+	char why[160];
+	unsigned int i;
+
+	if (n == QOS_QUEUES_AUTO)
+		n = txqs ?: 1;
+	if (n == 1)
+		return 0;
+	if (n > QOS_MAX_QUEUES)
+		snprintf(why, sizeof(why),
+			 "the device has %u TX queues; qosctl builds trees for %u at most", n,
+			 QOS_MAX_QUEUES);
+	else if (n > txqs)
+		snprintf(why, sizeof(why), "the device has %u TX queue%s, not %u", txqs,
+			 txqs == 1 ? "" : "s", n);
+	else if (p->sched != QOS_SCHED_HTB)
+		snprintf(why, sizeof(why),
+			 "a tree per TX queue is built for scheduler htb only, not %s",
+			 qos_sched_name(p->sched));
+	else if (p->handle_major >= QOS_QUEUE_MAJOR(0))
+		snprintf(why, sizeof(why),
+			 "handle 0x%x: the per-queue trees take majors 0x100 and up; give the "
+			 "profile a handle below 0x100", p->handle_major);
+	else
+		why[0] = 0;
+	if (why[0])
+		return queues_fail(p, cli, why, err, errlen);
+	m->queues = n;
+	cfg->queues = n;
+	for (i = 0; i < m->nclasses; i++) {
+		struct qos_meta_class *mc = &m->classes[i];
+
+		mc->classid = QOS_QUEUE_MAJOR(0) << 16 | TC_H_MIN(mc->classid);
+		cfg->classid[mc->id] = mc->classid;
+	}
+	return 0;
+}
+
 /* The link layer of the profile, then of the command line, over the
  * default (what tc counts, Ethernet). */
 static int ll_plan(const struct qos_profile *p, const struct qos_ll_spec *cli,
@@ -125,8 +187,56 @@ static int ll_plan(const struct qos_profile *p, const struct qos_ll_spec *cli,
 	return -EINVAL;
 }
 
-int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
-		     uint32_t mtu, struct qos_plan *plan, char *err, size_t errlen)
+/*
+ * Download shaping: the same classes, resolved at @ingress_bps, as the tree
+ * of the IFB (plan->cfg.ifb), with the link layer and MTU of the device.
+ * The IFB itself is the installer's to find or create.
+ */
+static int ifb_plan(const struct qos_profile *p, uint64_t ingress_bps, bool from_cli,
+		    const struct qos_ll_spec *ll, uint32_t mtu, struct qos_plan *plan, char *err,
+		    size_t errlen)
+{
+	struct qos_class_plan cp[QOS_MAX_CLASSES];
+	struct qos_meta *m = &plan->cfg.ifb;
+	char why[400], r[32];
+	unsigned int i;
+	int ret;
+
+	if (p->sched == QOS_SCHED_NONE && from_cli) {
+		snprintf(err, errlen, "ingress-rate: profile %s has no qdisc tree (scheduler none)",
+			 p->name);
+		return -EINVAL;
+	}
+	if (p->sched == QOS_SCHED_NONE)
+		return qos_profile_errf(err, errlen, p, p->ingress_line, "ingress-rate",
+					"the profile has no qdisc tree (scheduler none)");
+	/* Class errors name their own file, line and key. */
+	ret = qos_profile_resolve(p, ingress_bps, mtu, cp, why, sizeof(why));
+	ret = ret ?: tree_plan(p, cp, ingress_bps, mtu, m, why, sizeof(why));
+	ret = ret ?: ll_plan(p, ll, ingress_bps, m, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "ingress-rate %s: %s",
+			 qos_fmt_rate(ingress_bps, r, sizeof(r)), why);
+		return ret;
+	}
+	/* The ingress program hands the IFB the egress tree's classid in
+	 * skb->priority; with a tree per TX queue that is queue 0's major,
+	 * which the IFB's one tree then takes too. */
+	if (plan->cfg.queues > 1) {
+		m->qdisc_handle = QOS_QUEUE_MAJOR(0) << 16;
+		for (i = 0; i < m->nclasses; i++)
+			m->classes[i].classid = QOS_QUEUE_MAJOR(0) << 16 |
+						TC_H_MIN(m->classes[i].classid);
+	}
+	m->version = QOS_META_VERSION;
+	m->flags = QOS_META_F_ROOT;
+	snprintf(m->profile, sizeof(m->profile), "%s", p->name);
+	return 0;
+}
+
+int qos_plan_profile(const char *name, uint64_t link_bps, uint64_t ingress_bps,
+		     const struct qos_ll_spec *ll, uint32_t mtu, uint32_t queues, uint32_t txqs,
+		     struct qos_plan *plan, char *err, size_t errlen)
 {
 	struct qos_class_plan cp[QOS_MAX_CLASSES];
 	static struct qos_profile p;
@@ -145,6 +255,10 @@ int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_sp
 	qos_profile_fill_cfg(&p, &plan->cfg);
 	ret = tree_plan(&p, cp, link_bps, mtu, &plan->cfg.meta, err, errlen);
 	ret = ret ?: ll_plan(&p, ll, link_bps, &plan->cfg.meta, err, errlen);
+	ret = ret ?: queues_plan(&p, queues, txqs, &plan->cfg, err, errlen);
+	if (!ret && (ingress_bps || p.ingress_bps))
+		ret = ifb_plan(&p, ingress_bps ?: p.ingress_bps, ingress_bps, ll, mtu, plan, err,
+			       errlen);
 	if (ret)
 		goto out;
 	plan->cfg.meta.version = QOS_META_VERSION;
@@ -248,6 +362,9 @@ bool qos_plan_needs_ingress(const struct qos_plan *plan)
 	/* A rule is this device's: egress elsewhere would not know it (and
 	 * a rule's own policer, a reservation's, acts at ingress only). */
 	if (plan->rules.n)
+		return true;
+	/* Download shaping: the ingress program redirects to the IFB. */
+	if (qos_plan_has_ifb(plan))
 		return true;
 	/* Another build's egress program may not hold every map. */
 	return plan->cfg.meta.obj_hash != qos_obj_hash();

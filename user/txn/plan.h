@@ -26,10 +26,19 @@ struct qos_plan {
 
 /* From profile @name at @link_bps on a device of @mtu (its bursts and
  * byte queues sized for a full frame, warnings for those the profile sets
- * smaller), with the link-layer keys of the command line (@ll, NULL for
- * none) over the profile's. The profile's rules only. */
-int qos_plan_profile(const char *name, uint64_t link_bps, const struct qos_ll_spec *ll,
-		     uint32_t mtu, struct qos_plan *plan, char *err, size_t errlen);
+ * smaller) and @txqs TX queues, with the link-layer keys of the command
+ * line (@ll, NULL for none) and its `queues` (@queues, QOS_QUEUES_AUTO or
+ * QOS_QUEUES_PROFILE) over the profile's, and download shaping at
+ * @ingress_bps (0: the profile's ingress-rate, if any). The profile's rules
+ * only. */
+int qos_plan_profile(const char *name, uint64_t link_bps, uint64_t ingress_bps,
+		     const struct qos_ll_spec *ll, uint32_t mtu, uint32_t queues, uint32_t txqs,
+		     struct qos_plan *plan, char *err, size_t errlen);
+/* Whether @plan shapes downloads through an IFB. */
+static inline bool qos_plan_has_ifb(const struct qos_plan *plan)
+{
+	return !plan->empty && plan->cfg.ifb.rate_bps;
+}
 /* Keep the live rules (`qosctl rule add`) of what @dev runs in @plan. */
 int qos_plan_keep_live(struct qos_plan *plan, const struct qos_dev *dev, char *err,
 		       size_t errlen);
@@ -40,7 +49,8 @@ void qos_plan_free(struct qos_plan *plan);
 
 /*
  * Whether @plan needs the ingress program (Documentation/design.rst,
- * "Hooks"): a policer, a rule, or programs of another qosctl build.
+ * "Hooks"): a policer, a rule, download shaping (an IFB), or programs
+ * of another qosctl build.
  * Otherwise the egress program, which classifies unmarked packets by
  * itself, is attached alone.
  */

@@ -13,11 +13,22 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "kernel/ifb.h"
 #include "kernel/qdisc.h"
 #include "lib/util.h"
 #include "txn/install.h"
 #include "txn/record.h"
 #include "txn/txn.h"
+
+/* The IFB named as @dev's, as the one @cur redirects to. */
+static void find_ifb(const struct qos_dev *dev, struct qos_plan *cur)
+{
+	bool is_ifb;
+	int ifindex;
+
+	if (!qos_ifb_find(dev->ifindex, &ifindex, &is_ifb) && is_ifb)
+		cur->cfg.ifb_ifindex = ifindex;
+}
 
 /* Install @rec->prev over whatever the recorded change left. */
 static int roll_back_record(struct qos_dev *dev, struct qos_rec *rec, const char *why,
@@ -34,6 +45,11 @@ static int roll_back_record(struct qos_dev *dev, struct qos_rec *rec, const char
 	if (!rec->next.empty) {
 		cur.empty = false;
 		cur.cfg.meta = rec->next.cfg.meta;
+		cur.cfg.ifb = rec->next.cfg.ifb;
+		cur.cfg.ifb_ifindex = rec->next.cfg.ifb_ifindex;
+		/* An IFB the change created is known by its name only. */
+		if (qos_plan_has_ifb(&rec->next) && !cur.cfg.ifb_ifindex)
+			find_ifb(dev, &cur);
 	}
 	ret = qos_install(dev, &rec->prev, &cur, NULL, NULL, err, errlen);
 	qos_plan_free(&cur);
@@ -130,6 +146,35 @@ long qos_txn_pending(const struct qos_dev *dev)
 	return left;
 }
 
+/* A device holding the name of @dev's IFB that no configuration of ours
+ * redirects to: refused, never taken over. */
+static int check_foreign_ifb(struct qos_dev *dev, const struct qos_plan *next, char *err,
+			     size_t errlen)
+{
+	char name[IF_NAMESIZE];
+	bool is_ifb;
+	int ifindex, ret;
+
+	if (!qos_plan_has_ifb(next))
+		return 0;
+	ret = qos_ifb_find(dev->ifindex, &ifindex, &is_ifb);
+	if (ret == -ENOENT)
+		return 0;
+	qos_ifb_name(dev->ifindex, name);
+	if (ret) {
+		snprintf(err, errlen, "dev %s: looking for %s: %s", dev->name, name,
+			 strerror(-ret));
+		return ret;
+	}
+	if (dev->have_cfg && dev->cfg.ifb.rate_bps && (int)dev->cfg.ifb_ifindex == ifindex)
+		return 0;
+	snprintf(err, errlen,
+		 "dev %s: ingress-rate: the device %s (the name qosctl gives the IFB of dev %s) "
+		 "exists and was not created by qosctl; delete or rename it first",
+		 dev->name, name, dev->name);
+	return -EEXIST;
+}
+
 /* A root qdisc or ingress qdisc qosctl did not install: refuse, naming it
  * and the command that removes it. */
 static int check_foreign(struct qos_dev *dev, const struct qos_plan *next, char *err,
@@ -151,8 +196,9 @@ static int check_foreign(struct qos_dev *dev, const struct qos_plan *next, char 
 			 dev->name, dev->name);
 		return -EBUSY;
 	}
-	if (next->cfg.meta.sched == QOS_SCHED_NONE || !ri.present || ri.is_default)
-		return 0;
+	ret = check_foreign_ifb(dev, next, err, errlen);
+	if (ret || next->cfg.meta.sched == QOS_SCHED_NONE || !ri.present || ri.is_default)
+		return ret;
 	ours = dev->have_cfg && (dev->cfg.meta.flags & QOS_META_F_ROOT) &&
 	       dev->cfg.meta.qdisc_handle == ri.handle;
 	if (ours)
@@ -239,12 +285,13 @@ static int cancel_confirm(struct qos_dev *dev)
 }
 
 int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
-		  const struct qos_ll_spec *ll, unsigned int confirm_secs, char *err,
-		  size_t errlen)
+		  uint64_t ingress_bps, const struct qos_ll_spec *ll, uint32_t queues,
+		  unsigned int confirm_secs,
+		  char *err, size_t errlen)
 {
 	struct qos_plan next;
 	struct qos_undo undo;
-	uint32_t mtu;
+	uint32_t mtu, txqs;
 	int ret;
 
 	if (confirm_secs && qos_txn_pending(dev) >= 0) {
@@ -253,12 +300,14 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 			 dev->name, dev->name);
 		return -EBUSY;
 	}
-	ret = qos_link_mtu(dev->ifindex, &mtu);
+	ret = qos_link_mtu(dev->ifindex, &mtu) ?: qos_link_txqs(dev->ifindex, &txqs);
 	if (ret) {
-		snprintf(err, errlen, "dev %s: reading its MTU: %s", dev->name, strerror(-ret));
+		snprintf(err, errlen, "dev %s: reading its MTU and TX queues: %s", dev->name,
+			 strerror(-ret));
 		return ret;
 	}
-	ret = qos_plan_profile(profile, link_bps, ll, mtu, &next, err, errlen);
+	ret = qos_plan_profile(profile, link_bps, ingress_bps, ll, mtu, queues, txqs, &next, err,
+			       errlen);
 	/* --strict: the plan's warnings refuse it before anything changes. */
 	ret = ret ?: qos_strict_check(err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
