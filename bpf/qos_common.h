@@ -128,6 +128,8 @@ enum qos_linklayer {
 #define QOS_META_VERSION	3
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
+/* Nothing of the profile acts at ingress: the egress program runs alone. */
+#define QOS_META_F_EGRESS_ONLY	(1U << 2)
 
 struct qos_meta_class {
 	char name[QOS_CLASS_NAME_LEN];

@@ -68,7 +68,7 @@ is_applied()
 	[ "$(jq -r .handle <<<"$show")" = "$(jq -r '.[] | select(.root) | .handle' <<<"$qd")" ] ||
 		{ echo "dev $dev: show and tc disagree on the root qdisc"; return 1; }
 	for d in ingress egress; do
-		[ "$(jq -r ".programs.$d" <<<"$show")" = "$(filter_prog "$dev" $d)" ] ||
+		[ "$(jq -r ".programs.$d // empty" <<<"$show")" = "$(filter_prog "$dev" $d)" ] ||
 			{ echo "dev $dev: show and tc disagree on the $d program"; return 1; }
 	done
 	while read -r c; do

@@ -5,13 +5,16 @@
 # PIP pings (DSCP 46, every 2 ms, IPv4 and IPv6 side by side) cross the
 # router while pip-20pct and pip-5pct replace each other 10 times on both
 # of its interfaces (class change in place, programs replaced atomically).
+# Each swap also changes the hook set: pip-20pct polices at ingress and
+# runs both programs, pip-5pct has nothing to do there and runs the egress
+# program alone (checked after every apply).
 #
 #   h1 ---- r (pip-20pct <-> pip-5pct on $R_IF1 and $R_IF2) ---- h2
 #      ping -Q 0xb8 -i 0.002, v4 and v6, to h2
 
 source "$(dirname "$0")/lib.sh"
 require_root
-require_cmd ping
+require_cmd ping jq
 
 topo_h1_r_h2 || exit $ksft_fail
 # The pins outlive the namespace: remove what was applied.
@@ -38,6 +41,10 @@ for i in $(seq 10); do
 		qosctl_ns "$R" apply $p dev "$dev" rate 100mbit
 		check_err $? "apply $p dev $dev failed"
 		applies=$((applies + 1))
+		hooks=$(tc -n "$R" -j filter show dev "$dev" ingress |
+			jq '[.[] | select(.options.handle == "0x51")] | length')
+		[ "$hooks" -eq $([ $p = pip-20pct ] && echo 1 || echo 0) ]
+		check_err $? "$p on $dev: $hooks programs at qosctl's ingress slot"
 	done
 done
 wait $p4 $p6
@@ -46,7 +53,7 @@ for fam in v4 v6; do
 	read -r sent recv < <(ping_summary "$tmp/$fam")
 	[ "$sent" -eq $COUNT ] && [ "$recv" -eq "$sent" ]
 	check_err $? "$(cat "$tmp/$fam")"
-	log_test "$fam: $applies re-applies under PIP traffic, $recv/$sent PIP pings answered"
+	log_test "$fam: $applies re-applies, 1 and 2 hooks in turn, under PIP traffic: $recv/$sent PIP pings answered"
 done
 
 pkts=$(qosctl_ns "$R" stats dev "$R_IF2" -j |

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # 100 re-applies (pip-20pct <-> pip-5pct) on a live interface under PIP
-# pings of both families: no PIP packet lost, and nothing leaked.
+# pings of both families: no PIP packet lost, and nothing leaked. pip-5pct
+# is given a policer on pip, so that both profiles run both programs,
+# except in every tenth swap: pip-5pct as shipped runs the egress program
+# alone, so the loop crosses 10 hook-set changes (20 under emulation: 2),
+# each loading an ingress program, without paying that on every swap.
 #
 #   h1 ---------------- r ------------------ h2
 #   $H1_IF     $R_IF1 (pip-20pct)  $R_IF2 (100 re-applies)   $H2_IF
@@ -95,6 +99,8 @@ snapshot()
 for dev in "$R_IF1" "$R_IF2"; do
 	qosctl_ns "$R" apply pip-20pct dev "$dev" rate 100mbit || exit $ksft_fail
 done
+sed '/^\[class pip\]/a police-rate = 5%\npolice-burst = auto\npolice-exceed = drop' \
+	"$(dirname "$(readlink -f "$0")")/../tc-profiles/pip-5pct" >"$TMP/pip-5pct-policed"
 snapshot >"$TMP/before"
 progs >"$TMP/seen"
 OUTER=$(cfg_outer)
@@ -111,7 +117,8 @@ defer kill $p4 $p6
 sleep 0.2
 
 for i in $(seq $LOOPS); do
-	p=pip-5pct
+	p=$TMP/pip-5pct-policed
+	[ $((i % 10)) -eq 9 ] && p=pip-5pct
 	[ $((i % 2)) -eq 0 ] && p=pip-20pct
 	out=$(qosctl_ns "$R" apply $p dev "$DEV" rate 100mbit 2>&1)
 	check_err $? "apply $i ($p): $out"

@@ -189,8 +189,8 @@ test_twins()
 	check_err $? "profiles: T1 $(jq -r .profile <<<"$s1"), T2 $(jq -r .profile <<<"$s2")"
 	for d in ingress egress; do
 		p1=$(filter_prog "$T1" q0 $d) p2=$(filter_prog "$T2" q0 $d)
-		[ "$(jq -r .programs.$d <<<"$s1")" = "$p1" ] &&
-			[ "$(jq -r .programs.$d <<<"$s2")" = "$p2" ] && [ "$p1" != "$p2" ]
+		[ "$(jq -r ".programs.$d // empty" <<<"$s1")" = "$p1" ] &&
+			[ "$(jq -r ".programs.$d // empty" <<<"$s2")" = "$p2" ] && [ "$p1" != "$p2" ]
 		check_err $? "$d programs: T1 show $(jq -r .programs.$d <<<"$s1") tc $p1," \
 			"T2 show $(jq -r .programs.$d <<<"$s2") tc $p2"
 	done

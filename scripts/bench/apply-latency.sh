@@ -20,9 +20,20 @@
 # a fifth of the runs. The re-apply keeps every rule, as re-applying an
 # unchanged rule set after a rate change does.
 #
-# Usage: apply-latency.sh OUTDIR   writes apply-latency-raw.csv, apply-latency.csv
+# The same three again with BENCH_PROFILE_ONE_HOOK, a profile with no
+# policer and no rule, which runs the egress program alone: "-1hook" ops,
+# a fifth of the runs.
+#
+# Then each program's verification: a fifth of the runs of fresh applies
+# with -v, of each profile, the instructions the verifier processed
+# (bpf_prog_info.verified_insns) and the program's load time as qosctl
+# logs them.
+#
+# Usage: apply-latency.sh OUTDIR   writes apply-latency-raw.csv, apply-latency.csv,
+#                                  apply-verifier-raw.csv, apply-verifier.csv
 # Knobs: BENCH_APPLY_RUNS (100), BENCH_PROFILE (pip-20pct),
-# BENCH_APPLY_RULES (10000; 0 skips the "-rules" ops)
+# BENCH_PROFILE_ONE_HOOK (pip-5pct), BENCH_APPLY_RULES (10000; 0 skips the
+# "-rules" ops)
 
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -31,6 +42,7 @@ OUT=${1:?usage: apply-latency.sh OUTDIR}
 RUNS=${BENCH_APPLY_RUNS:-100}
 PROFILE=${BENCH_PROFILE:-pip-20pct}
 NRULES=${BENCH_APPLY_RULES:-10000}
+ONE_HOOK=${BENCH_PROFILE_ONE_HOOK:-pip-5pct}
 
 require_root
 [ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
@@ -85,6 +97,33 @@ if [ "$NRULES" -gt 0 ]; then
 	series -rules "$tmp/rules" $(((RUNS + 4) / 5))
 	ops="$ops fresh-rules reapply-rules remove-rules"
 fi
+
+series -1hook "$ONE_HOOK" $(((RUNS + 4) / 5))
+ops="$ops fresh-1hook reapply-1hook remove-1hook"
+
+# verified PROFILE RUNS: fresh applies with -v, one line per program
+# loaded: profile,run,program,verified_insns,load_ms.
+verified()
+{
+	local i
+
+	for ((i = 1; i <= $2; i++)); do
+		qosctl_ns "$A" -v apply "$1" dev "$A_IF" rate 1gbit 2>&1 >/dev/null |
+			sed -n "s/^loaded \([a-z_]*\): \([0-9]*\) instructions verified, \([0-9.]*\) ms$/$(basename "$1"),$i,\1,\2,\3/p"
+		qosctl_ns "$A" remove dev "$A_IF" >/dev/null
+	done
+}
+
+vraw=$OUT/apply-verifier-raw.csv
+csv_open "$vraw" "profile,run,program,verified_insns,load_ms"
+verified "$PROFILE" $(((RUNS + 4) / 5)) >> "$vraw"
+verified "$ONE_HOOK" $(((RUNS + 4) / 5)) >> "$vraw"
+vsum=$OUT/apply-verifier.csv
+csv_open "$vsum" "profile,program,loads,verified_insns,median_load_ms"
+for pp in $(awk -F, 'NR > 1 { print $1 "," $3 }' "$vraw" | sort -u); do
+	v=$(awk -F, -v p="${pp%,*}" -v g="${pp#*,}" '$1 == p && $3 == g' "$vraw")
+	echo "$pp,$(echo "$v" | wc -l),$(echo "$v" | cut -d, -f4 | sort -u | paste -sd/)," 		"$(echo "$v" | cut -d, -f5 | median)" | tr -d ' ' >> "$vsum"
+done
 
 sum=$OUT/apply-latency.csv
 csv_open "$sum" "op,runs,median_ms,p99_ms"

@@ -50,6 +50,8 @@ if [ $rc -eq 0 ]; then
 fi
 "$here/apply-latency.sh" "$OUT" || rc=1
 [ -f "$OUT/apply-latency.csv" ] && table "$OUT/apply-latency.csv" "qosctl apply latency"
+[ -f "$OUT/apply-verifier.csv" ] &&
+	table "$OUT/apply-verifier.csv" "programs loaded by a fresh apply: verified instructions, load time"
 
 echo
 echo "bench: $(($(date +%s) - start)) s; CSV in $OUT"

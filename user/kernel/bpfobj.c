@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/pkt_cls.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,40 +173,113 @@ static int prog_id_of(int fd, uint32_t *id)
 	return 0;
 }
 
-int qos_progs_load(const struct qos_progs *share, uint32_t rule_entries, struct qos_progs *out)
-{
-	struct bpf_program *progs[QOS_DIR_MAX];
+/* One program loaded from its own instance of the skeleton, in a thread of
+ * its own when both are loaded: the verifier runs for each in parallel. */
+struct prog_load {
+	enum qos_dir dir;
+	const struct qos_progs *share;
+	unsigned int share_mask;
+	uint32_t rule_entries;
 	struct qos *skel;
-	int i, ret;
+	uint64_t ns;			/* wall time of the load */
+	int ret;
+};
+
+static struct bpf_program *skel_prog(struct qos *skel, enum qos_dir dir)
+{
+	return dir == QOS_DIR_INGRESS ? skel->progs.qos_ingress : skel->progs.qos_egress;
+}
+
+/* Open the skeleton, share maps, load @l->dir's program (none if
+ * QOS_DIR_MAX: the maps alone). */
+static void *prog_load_run(void *arg)
+{
+	struct prog_load *l = arg;
+	uint64_t t0 = qos_boottime_ns();
+	int d, i, ret;
+
+	l->skel = qos__open();
+	if (!l->skel) {
+		l->ret = -errno;
+		return NULL;
+	}
+	ret = bpf_map__set_max_entries(l->skel->maps.qos_rules, l->rule_entries);
+	ret = ret ?: bpf_map__set_max_entries(l->skel->maps.qos_rule_stats, l->rule_entries);
+	for (d = 0; d < QOS_DIR_MAX && !ret; d++)
+		ret = bpf_program__set_autoload(skel_prog(l->skel, d), d == (int)l->dir);
+	for (i = 0; i < QOS_MAP_MAX && !ret; i++)
+		if (l->share && (l->share_mask & 1U << i) && l->share->map[i] >= 0)
+			ret = bpf_map__reuse_fd(skel_map(l->skel, i), l->share->map[i]);
+	l->ret = ret ?: qos__load(l->skel);
+	l->ns = qos_boottime_ns() - t0;
+	return NULL;
+}
+
+static void prog_load_log(const struct prog_load *l, int fd)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (!qos_verbose || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	qos_dbg("loaded %s: %u instructions verified, %.1f ms", prog_names[l->dir],
+		info.verified_insns, l->ns / 1e6);
+}
+
+int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint32_t rule_entries,
+		   unsigned int dirs, struct qos_progs *out)
+{
+	struct prog_load l[QOS_DIR_MAX] = {}, maps = {
+		.dir = QOS_DIR_MAX, .share = share, .share_mask = share_mask,
+		.rule_entries = rule_entries,
+	};
+	pthread_t thr[QOS_DIR_MAX];
+	bool started[QOS_DIR_MAX] = {};
+	int d, i, ret;
 
 	qos_progs_init(out);
-	skel = qos__open();
-	if (!skel)
-		return -errno;
-	ret = bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries);
-	ret = ret ?: bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries);
-	for (i = 0; i < QOS_MAP_MAX && !ret; i++)
-		if (share && (QOS_MAPS_SHARED & 1U << i) && share->map[i] >= 0)
-			ret = bpf_map__reuse_fd(skel_map(skel, i), share->map[i]);
-	ret = ret ?: qos__load(skel);
-	if (ret)
-		goto out;
-	progs[QOS_DIR_INGRESS] = skel->progs.qos_ingress;
-	progs[QOS_DIR_EGRESS] = skel->progs.qos_egress;
-	for (i = 0; i < QOS_DIR_MAX && !ret; i++) {
-		out->prog[i] = dup_fd(bpf_program__fd(progs[i]));
-		ret = out->prog[i] < 0 ? out->prog[i] : prog_id_of(out->prog[i], &out->prog_id[i]);
-	}
+	/* The maps first, once; then each program shares every one of them. */
+	prog_load_run(&maps);
+	ret = maps.ret;
 	for (i = 0; i < QOS_MAP_MAX && !ret; i++) {
-		out->map[i] = dup_fd(bpf_map__fd(skel_map(skel, i)));
+		out->map[i] = dup_fd(bpf_map__fd(skel_map(maps.skel, i)));
 		if (out->map[i] < 0)
 			ret = out->map[i];
 	}
+	for (d = 0; d < QOS_DIR_MAX && !ret; d++) {
+		if (!(dirs & 1U << d))
+			continue;
+		l[d] = (struct prog_load){ .dir = d, .share = out, .share_mask = ~0U,
+					   .rule_entries = rule_entries };
+		/* The last one runs here; a failed thread start, here too. */
+		started[d] = (dirs >> (d + 1)) &&
+			     !pthread_create(&thr[d], NULL, prog_load_run, &l[d]);
+		if (!started[d])
+			prog_load_run(&l[d]);
+	}
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		if (started[d])
+			pthread_join(thr[d], NULL);
+		if (!(dirs & 1U << d) || ret)
+			continue;
+		ret = l[d].ret;
+		if (!ret) {
+			out->prog[d] = dup_fd(bpf_program__fd(skel_prog(l[d].skel, d)));
+			ret = out->prog[d] < 0 ? out->prog[d] : prog_id_of(out->prog[d], &out->prog_id[d]);
+		}
+		/* Every map, so that one program alone holds the state. */
+		for (i = 0; i < QOS_MAP_MAX && !ret; i++)
+			if (bpf_prog_bind_map(out->prog[d], out->map[i], NULL))
+				ret = -errno;
+		if (!ret)
+			prog_load_log(&l[d], out->prog[d]);
+	}
 	out->rule_entries = rule_entries;
-out:
 	if (ret)
 		progs_abandon(out);
-	qos__destroy(skel);
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		qos__destroy(l[d].skel);
+	qos__destroy(maps.skel);
 	return ret;
 }
 
@@ -229,9 +303,8 @@ int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id)
 	return err == -ENOENT || err == -EINVAL ? 0 : err;
 }
 
-/* The maps of program @fd, by name, into @out->map[] (fds); with @all,
- * every one of them must be there. */
-static int prog_maps(int fd, struct qos_progs *out, bool all)
+/* The maps of program @fd, by name, into @out->map[] (fds). */
+static int prog_maps(int fd, struct qos_progs *out)
 {
 	uint32_t ids[64], n, i, len;
 	struct bpf_prog_info info = {};
@@ -267,9 +340,6 @@ static int prog_maps(int fd, struct qos_progs *out, bool all)
 		if (m == QOS_MAP_RULES)
 			out->rule_entries = mi.max_entries;
 	}
-	for (m = 0; m < QOS_MAP_MAX && !ret && all; m++)
-		if (out->map[m] < 0)
-			ret = -EPROTO;
 	return ret;
 }
 
@@ -284,11 +354,38 @@ static int prog_name_is(int fd, const char *name, uint32_t *id)
 	return !strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1);
 }
 
+/* Add the maps of @other to @out; a map both hold must be the same one. */
+static int maps_merge(struct qos_progs *out, struct qos_progs *other)
+{
+	struct bpf_map_info a, b;
+	uint32_t la, lb;
+	int m;
+
+	for (m = 0; m < QOS_MAP_MAX; m++) {
+		if (other->map[m] < 0)
+			continue;
+		if (out->map[m] < 0) {
+			out->map[m] = other->map[m];
+			other->map[m] = -1;
+			if (m == QOS_MAP_RULES)
+				out->rule_entries = other->rule_entries;
+			continue;
+		}
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		la = lb = sizeof(a);
+		if (bpf_obj_get_info_by_fd(out->map[m], &a, &la) ||
+		    bpf_obj_get_info_by_fd(other->map[m], &b, &lb) || a.id != b.id)
+			return -EPROTO;
+	}
+	return 0;
+}
+
 int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen)
 {
 	struct qos_progs other;
 	uint32_t id[QOS_DIR_MAX];
-	int d, ret;
+	int d, m, ret;
 
 	qos_progs_init(out);
 	for (d = 0; d < QOS_DIR_MAX; d++) {
@@ -298,12 +395,16 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 	}
 	if (!id[QOS_DIR_INGRESS] && !id[QOS_DIR_EGRESS])
 		return -ENOENT;
+	/* The egress program always runs; the ingress one when the profile
+	 * acts at ingress (Documentation/design.rst, "Hooks"). */
+	if (!id[QOS_DIR_EGRESS]) {
+		snprintf(what, whatlen, "no program at qosctl's egress filter (pref %u handle 0x%x)",
+			 QOS_TC_PRIO, QOS_TC_HANDLE);
+		goto proto;
+	}
 	for (d = 0; d < QOS_DIR_MAX; d++) {
-		if (!id[d]) {
-			snprintf(what, whatlen, "no program at qosctl's %s filter (pref %u handle 0x%x)",
-				 d ? "egress" : "ingress", QOS_TC_PRIO, QOS_TC_HANDLE);
-			goto proto;
-		}
+		if (!id[d])
+			continue;
 		out->prog[d] = bpf_prog_get_fd_by_id(id[d]);
 		if (out->prog[d] < 0) {
 			ret = -errno;
@@ -320,35 +421,28 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 			goto proto;
 		}
 	}
-	ret = prog_maps(out->prog[QOS_DIR_INGRESS], out, true);
-	if (ret)
-		goto maps;
-	/* Both programs must share the maps: one device, one state. */
-	qos_progs_init(&other);
-	ret = prog_maps(out->prog[QOS_DIR_EGRESS], &other, false);
-	if (!ret) {
-		struct bpf_map_info a, b;
-		uint32_t la, lb;
-		int m;
-
-		for (m = 0; m < QOS_MAP_MAX && !ret; m++) {
-			if (other.map[m] < 0)
-				continue;
-			memset(&a, 0, sizeof(a));
-			memset(&b, 0, sizeof(b));
-			la = lb = sizeof(a);
-			if (bpf_obj_get_info_by_fd(out->map[m], &a, &la) ||
-			    bpf_obj_get_info_by_fd(other.map[m], &b, &lb) || a.id != b.id)
-				ret = -EPROTO;
-		}
+	ret = prog_maps(out->prog[QOS_DIR_EGRESS], out);
+	if (!ret && id[QOS_DIR_INGRESS]) {
+		/* Both programs must share the maps: one device, one state. */
+		qos_progs_init(&other);
+		ret = prog_maps(out->prog[QOS_DIR_INGRESS], &other);
+		ret = ret ?: maps_merge(out, &other);
+		qos_progs_close(&other);
 	}
-	qos_progs_close(&other);
+	for (m = 0; m < QOS_MAP_MAX && !ret; m++)
+		if (out->map[m] < 0)
+			ret = -EPROTO;
 	if (ret)
 		goto maps;
 	return 0;
 maps:
-	snprintf(what, whatlen, "programs %u and %u at qosctl's filters do not share qosctl's maps",
-		 id[0], id[1]);
+	if (id[QOS_DIR_INGRESS])
+		snprintf(what, whatlen,
+			 "programs %u and %u at qosctl's filters do not share qosctl's maps", id[0],
+			 id[1]);
+	else
+		snprintf(what, whatlen, "program %u at qosctl's egress filter lacks qosctl's maps",
+			 id[1]);
 proto:
 	ret = -EPROTO;
 fail:
@@ -376,7 +470,7 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta)
 		if (p.prog[d] < 0)
 			continue;
 		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
-		if (ours && !prog_maps(p.prog[d], &p, false) && p.map[QOS_MAP_CFG] >= 0 &&
+		if (ours && !prog_maps(p.prog[d], &p) && p.map[QOS_MAP_CFG] >= 0 &&
 		    !qos_cfg_get(p.map[QOS_MAP_CFG], cfg, NULL) &&
 		    cfg->meta.version == QOS_META_VERSION) {
 			*meta = cfg->meta;
@@ -406,6 +500,8 @@ int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_create
 			    .priority = QOS_TC_PRIO, .flags = BPF_TC_F_REPLACE,
 			    .prog_fd = p->prog[d]);
 
+		if (p->prog[d] < 0)
+			continue;
 		tc_hook(&hook, ifindex, d);
 		err = bpf_tc_attach(&hook, &opts);
 		if (err)
@@ -414,26 +510,36 @@ int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_create
 	return 0;
 }
 
+int qos_prog_detach(int ifindex, enum qos_dir dir, uint32_t prog_id)
+{
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE, .priority = QOS_TC_PRIO);
+	struct bpf_tc_hook hook;
+	uint32_t id;
+	int err;
+
+	err = qos_slot_query(ifindex, dir, &id);
+	if (err || !id)
+		return 0;
+	if (prog_id && prog_id != id) {
+		qos_dbg("%s filter runs program %u, not %u: left alone",
+			dir ? "egress" : "ingress", id, prog_id);
+		return 0;
+	}
+	tc_hook(&hook, ifindex, dir);
+	err = bpf_tc_detach(&hook, &opts);
+	return err == -ENOENT ? 0 : err;
+}
+
 int qos_progs_detach(int ifindex, const uint32_t prog_id[QOS_DIR_MAX])
 {
-	struct bpf_tc_hook hook;
 	int d, err, ret = 0;
 
 	for (d = 0; d < QOS_DIR_MAX; d++) {
-		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE, .priority = QOS_TC_PRIO);
-		uint32_t id;
-
-		err = qos_slot_query(ifindex, d, &id);
-		if (err || !id)
+		/* An id of 0 in @prog_id: nothing of ours ran there. */
+		if (prog_id && !prog_id[d])
 			continue;
-		if (prog_id && prog_id[d] != id) {
-			qos_dbg("%s filter runs program %u, not %u: left alone",
-				d ? "egress" : "ingress", id, prog_id[d]);
-			continue;
-		}
-		tc_hook(&hook, ifindex, d);
-		err = bpf_tc_detach(&hook, &opts);
-		if (err && err != -ENOENT && !ret)
+		err = qos_prog_detach(ifindex, d, prog_id ? prog_id[d] : 0);
+		if (err && !ret)
 			ret = err;
 	}
 	return ret;

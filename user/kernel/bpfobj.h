@@ -37,7 +37,8 @@ enum qos_map_idx {
 #define QOS_MAPS_SHARED	(1U << QOS_MAP_STATS | 1U << QOS_MAP_UNPARSED | \
 			 1U << QOS_MAP_POLICERS | 1U << QOS_MAP_POLICE_STATS)
 
-/* A pair of programs and their maps, as file descriptors (-1: none). */
+/* The programs of a device and their maps, as file descriptors (-1: none;
+ * a device whose profile acts at egress only runs no ingress program). */
 struct qos_progs {
 	int prog[QOS_DIR_MAX];
 	uint32_t prog_id[QOS_DIR_MAX];
@@ -56,17 +57,26 @@ int qos_check_env(char *err, size_t errlen);
 /* Hash of the embedded object: equal hashes mean the same programs. */
 uint64_t qos_obj_hash(void);
 
+/* Bits of enum qos_dir: which programs to load. */
+#define QOS_DIRS_ALL	(1U << QOS_DIR_INGRESS | 1U << QOS_DIR_EGRESS)
+
 /*
- * Load (verify) both programs of the embedded object with a rule table of
- * @rule_entries. Maps in QOS_MAPS_SHARED are taken from @share when it is
- * not NULL. With @verbose_log the verifier's log goes to libbpf's printer.
+ * Load (verify) the programs in @dirs (1U << enum qos_dir) of the embedded
+ * object with a rule table of @rule_entries. The maps in @share_mask (1U <<
+ * enum qos_map_idx) are taken from @share when it is not NULL. Every map
+ * of the object is bound to every program loaded, so one program alone
+ * holds the device's whole state. With -v, each program's load time and
+ * verified instructions are logged.
  */
-int qos_progs_load(const struct qos_progs *share, uint32_t rule_entries, struct qos_progs *out);
+int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint32_t rule_entries,
+		   unsigned int dirs, struct qos_progs *out);
 
 /*
  * What runs at qosctl's slot of @ifindex's clsact: 0 with @out filled,
- * -ENOENT if nothing does, -EPROTO if something that is not a pair of
- * qosctl programs does (@what says what).
+ * -ENOENT if nothing does, -EPROTO if something that is not qosctl's does
+ * (@what says what): qosctl's egress program holding every qosctl map
+ * must be there, and at ingress nothing or qosctl's ingress program using
+ * the same maps.
  */
 int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen);
 
@@ -81,11 +91,15 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta);
 int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id);
 
 /*
- * Attach (or atomically replace) both programs at qosctl's slot. The
+ * Attach (or atomically replace) the programs of @p at qosctl's slot,
+ * ingress first; a direction without a program is left as it is. The
  * clsact qdisc is created if missing (*clsact_created then true).
  */
 int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_created);
 
+/* Detach what sits at qosctl's slot in @dir if its id is @prog_id (any id
+ * when 0). */
+int qos_prog_detach(int ifindex, enum qos_dir dir, uint32_t prog_id);
 /*
  * Detach what sits at qosctl's slot in each direction if its id is
  * @prog_id[dir] (any id when @prog_id is NULL).

@@ -302,11 +302,15 @@ void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bp
 	print_ifb(f, ifname, plan);
 	if (!clsact)
 		fprintf(f, "tc qdisc add dev %s clsact\n", ifname);
-	fprintf(f, "# tc filter dev %s ingress pref %u handle 0x%x: bpf qos_ingress, direct-action\n",
-		ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+	if (qos_plan_needs_ingress(plan))
+		fprintf(f, "# tc filter dev %s ingress pref %u handle 0x%x: bpf qos_ingress, direct-action\n",
+			ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+	else
+		fprintf(f, "# no ingress filter: no policer and no rule act at ingress, and the egress\n"
+			   "#  program classifies by itself\n");
 	fprintf(f, "# tc filter dev %s egress pref %u handle 0x%x: bpf qos_egress, direct-action\n",
 		ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
-	fprintf(f, "# (qosctl loads both programs from its embedded object, or keeps the ones\n"
+	fprintf(f, "# (qosctl loads the programs from its embedded object, or keeps the ones\n"
 		   "#  running when they are the same; nothing is pinned)\n");
 	print_cfg(f, &plan->cfg.meta, &plan->cfg);
 	for (i = 0; i < plan->rules.n; i++)

@@ -321,8 +321,10 @@ static void show_json(FILE *f, const struct qos_report *r,
 	json_object_object_add(o, "mpu", json_object_new_int64(r->meta.mpu));
 	json_object_object_add(o, "linklayer",
 			       json_object_new_string(qos_linklayer_name(r->meta.linklayer)));
-	json_object_object_add(progs, "ingress", json_object_new_int64(r->prog_id[0]));
-	json_object_object_add(progs, "egress", json_object_new_int64(r->prog_id[1]));
+	/* null: no program attached at that hook. */
+	for (i = 0; i < QOS_DIR_MAX; i++)
+		json_object_object_add(progs, i ? "egress" : "ingress",
+				       r->prog_id[i] ? json_object_new_int64(r->prog_id[i]) : NULL);
 	json_object_object_add(o, "programs", progs);
 	if (r->confirm_left >= 0)
 		json_object_object_add(o, "rollback_in_s", json_object_new_int64(r->confirm_left));
@@ -396,8 +398,12 @@ void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sl
 	if (r->meta.overhead || r->meta.mpu || r->meta.linklayer != QOS_LL_ETHERNET)
 		fprintf(f, "overhead %u mpu %u linklayer %s\n", r->meta.overhead, r->meta.mpu,
 			qos_linklayer_name(r->meta.linklayer));
-	fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
-		r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
+	if (r->prog_id[0])
+		fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
+			r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
+	else
+		fprintf(f, "programs: egress id %u alone (clsact, prio %u handle 0x%x): "
+			   "nothing acts at ingress\n", r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
 	if (r->confirm_left >= 0)
 		fprintf(f, "unconfirmed: rolls back in %lds unless 'qosctl confirm dev %s'\n",
 			r->confirm_left, r->dev);

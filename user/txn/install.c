@@ -99,19 +99,42 @@ static int teardown(struct qos_dev *dev, const struct qos_plan *cur, char *err, 
 	return qos_dev_reload(dev, err, errlen);
 }
 
-/* Step 1: the programs @next runs with, in @target (fds owned). */
+/* Step 1: the programs @next runs with, in @target (fds owned): the
+ * ingress one only when @next acts at ingress. */
 static int pick_progs(struct qos_dev *dev, const struct qos_plan *next,
 		      const struct qos_progs *held, struct qos_progs *target, char *err,
 		      size_t errlen)
 {
+	bool in = !(next->cfg.meta.flags & QOS_META_F_EGRESS_ONLY);
+	struct qos_progs one;
 	int ret;
 
-	if (held && held->prog[0] >= 0)
-		return qos_progs_dup(held, target);
-	if (dev->applied && dev->have_cfg && dev->cur.rule_entries == next->rule_entries &&
-	    dev->cfg.meta.obj_hash == qos_obj_hash())
-		return qos_progs_dup(&dev->cur, target);
-	ret = qos_progs_load(dev->applied ? &dev->cur : NULL, next->rule_entries, target);
+	if (held && held->prog[QOS_DIR_EGRESS] >= 0)
+		ret = qos_progs_dup(held, target);
+	else if (dev->applied && dev->have_cfg && dev->cur.rule_entries == next->rule_entries &&
+		 dev->cfg.meta.obj_hash == qos_obj_hash())
+		ret = qos_progs_dup(&dev->cur, target);
+	else
+		ret = qos_progs_load(dev->applied ? &dev->cur : NULL, QOS_MAPS_SHARED,
+				     next->rule_entries,
+				     in ? QOS_DIRS_ALL : 1U << QOS_DIR_EGRESS, target);
+	/* Kept programs without an ingress one: it joins them, on all of
+	 * their maps. */
+	if (!ret && in && target->prog[QOS_DIR_INGRESS] < 0) {
+		ret = qos_progs_load(target, ~0U, target->rule_entries, 1U << QOS_DIR_INGRESS,
+				     &one);
+		if (!ret) {
+			target->prog[QOS_DIR_INGRESS] = one.prog[QOS_DIR_INGRESS];
+			target->prog_id[QOS_DIR_INGRESS] = one.prog_id[QOS_DIR_INGRESS];
+			one.prog[QOS_DIR_INGRESS] = -1;
+			qos_progs_close(&one);
+		}
+	}
+	if (!ret && !in && target->prog[QOS_DIR_INGRESS] >= 0) {
+		close(target->prog[QOS_DIR_INGRESS]);
+		target->prog[QOS_DIR_INGRESS] = -1;
+		target->prog_id[QOS_DIR_INGRESS] = 0;
+	}
 	if (ret)
 		snprintf(err, errlen, "loading BPF programs: %s%s", strerror(-ret),
 			 qos_verbose ? "" : " (run with -v for the verifier log)");
@@ -211,6 +234,8 @@ int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct
 	}
 	/* What qosctl owns: the root it builds, the clsact it creates. */
 	next->cfg.meta.flags = next->cfg.meta.sched != QOS_SCHED_NONE ? QOS_META_F_ROOT : 0;
+	if (!qos_plan_needs_ingress(next))
+		next->cfg.meta.flags |= QOS_META_F_EGRESS_ONLY;
 	if (!ri.clsact || (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
 		next->cfg.meta.flags |= QOS_META_F_CLSACT;
 	next->cfg.meta.ifindex = dev->ifindex;
@@ -382,7 +407,19 @@ static int commit(struct install *in, char *err, size_t errlen)
 	STEP("cfg");
 
 	if (!attached(dev, &in->target)) {
-		ret = qos_progs_attach(dev->ifindex, &in->target, &clsact_created);
+		struct qos_progs changed = in->target;	/* fds borrowed */
+		int d;
+
+		for (d = 0; d < QOS_DIR_MAX; d++)
+			if (dev->applied && dev->cur.prog_id[d] == changed.prog_id[d])
+				changed.prog[d] = -1;
+		ret = qos_progs_attach(dev->ifindex, &changed, &clsact_created);
+		/* A profile that no longer acts at ingress: that program goes
+		 * once the egress one that classifies by itself runs. */
+		if (!ret && in->target.prog[QOS_DIR_INGRESS] < 0 && dev->applied &&
+		    dev->cur.prog_id[QOS_DIR_INGRESS])
+			ret = qos_prog_detach(dev->ifindex, QOS_DIR_INGRESS,
+					      dev->cur.prog_id[QOS_DIR_INGRESS]);
 		if (ret) {
 			snprintf(err, errlen, "dev %s: attaching to clsact: %s", dev->name,
 				 strerror(-ret));

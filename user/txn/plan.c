@@ -351,6 +351,25 @@ void qos_plan_free(struct qos_plan *plan)
 	qos_rules_free(&plan->rules);
 }
 
+bool qos_plan_needs_ingress(const struct qos_plan *plan)
+{
+	unsigned int id;
+
+	/* Policing happens where traffic enters, nowhere else. */
+	for (id = 1; id < QOS_MAX_CLASSES; id++)
+		if (plan->police[id].tb.cir)
+			return true;
+	/* A rule is this device's: egress elsewhere would not know it (and
+	 * a rule's own policer, a reservation's, acts at ingress only). */
+	if (plan->rules.n)
+		return true;
+	/* Download shaping: the ingress program redirects to the IFB. */
+	if (qos_plan_has_ifb(plan))
+		return true;
+	/* Another build's egress program may not hold every map. */
+	return plan->cfg.meta.obj_hash != qos_obj_hash();
+}
+
 /* The encoding is this build's memory layout: records live in /run for the
  * life of one boot and are read back by the same qosctl, which the object
  * hash in the meta checks. */

@@ -47,6 +47,15 @@ int qos_plan_current(const struct qos_dev *dev, struct qos_plan *plan, char *err
 		     size_t errlen);
 void qos_plan_free(struct qos_plan *plan);
 
+/*
+ * Whether @plan needs the ingress program (Documentation/design.rst,
+ * "Hooks"): a policer, a rule, download shaping (an IFB), or programs
+ * of another qosctl build.
+ * Otherwise the egress program, which classifies unmarked packets by
+ * itself, is attached alone.
+ */
+bool qos_plan_needs_ingress(const struct qos_plan *plan);
+
 /* Encode and decode a plan, for the device's transaction record. */
 int qos_plan_encode(const struct qos_plan *plan, void **buf, size_t *len);
 int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan);
