@@ -212,10 +212,10 @@ apply_fails "foreign root qdisc (htb 5:) is not replaced" "$D2" "$D2" "5:" -- \
 
 # A profile applied, then re-applies that fail: the applied state stays.
 RET=0
-err=$(qosctl_ns "$NS" apply pip-20pct dev "$D3" rate 100mbit 2>&1)
+err=$(qosctl_ns "$NS" apply pip-20pct dev "$D3" rate 100mbit 2>&1 >/dev/null)
 check_err $? "apply failed: $err"
 [ -z "$err" ]
-check_err $? "apply printed: $err"
+check_err $? "apply wrote to standard error: $err"
 qosctl_ns "$NS" show dev "$D3" -j | jq -e '.profile == "pip-20pct"' >/dev/null
 check_err $? "qosctl show does not report pip-20pct"
 log_test "apply pip-20pct on a clean veth"
