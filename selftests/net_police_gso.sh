@@ -41,12 +41,17 @@ TRIES=3
 require_root
 require_cmd iperf3 jq ethtool bc
 [ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+# bbr is a module on Debian's kernels; a kernel without it runs cubic only.
+grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control || modprobe -q tcp_bbr
+CCS=
 for cc in cubic bbr; do
-	grep -qw $cc /proc/sys/net/ipv4/tcp_available_congestion_control || {
-		echo "SKIP: TCP congestion control $cc is not available"
-		exit $ksft_skip
-	}
+	if grep -qw $cc /proc/sys/net/ipv4/tcp_available_congestion_control; then
+		CCS="$CCS $cc"
+	else
+		echo "# TCP congestion control $cc is not available: its cases are not run"
+	fi
 done
+[ -n "$CCS" ] || { echo "SKIP: neither cubic nor bbr is available"; exit $ksft_skip; }
 
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"
@@ -152,7 +157,7 @@ run_case()
 setup
 for OFF in on off; do
 	offload $OFF || { echo "FAIL: ethtool -K ... $OFF"; exit $ksft_fail; }
-	for cc in cubic bbr; do
+	for cc in $CCS; do
 		for fam in 4 6; do
 			run_case $fam $cc
 		done
