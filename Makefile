@@ -14,6 +14,7 @@
 #   make install      PREFIX=/usr/local DESTDIR= (builds the installed qosctl for PREFIX)
 #   make deb          the Debian package, into $(OUTPUT)/deb
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
+#   make bench-lookup  one rule lookup: 48-byte key, a key per family, LPM trie
 #   make bench-mq     two CPUs through one HTB root against a tree per TX queue
 #   make fuzz         fuzz the profile parser for FUZZ_SECONDS (libFuzzer)
 
@@ -93,7 +94,7 @@ PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
-	fuzz bench experiments experiments-vm bench-latency bench-mq
+	fuzz bench experiments experiments-vm bench-latency bench-mq bench-lookup
 
 # A fresh machine stops here with the missing packages on one line rather
 # than at the first compiler error. Only goals that build are probed; check,
@@ -237,6 +238,24 @@ $(BENCH_CLASSIFIER): bench/bench_classifier.c selftests/pkt.h $(LIBQOS) | $(OUTP
 bench-classifier: deps
 	$(Q)$(MAKE) --no-print-directory $(BENCH_CLASSIFIER)
 	$(Q)$(BENCH_CLASSIFIER) $(BENCH_ARGS)
+
+# One rule-table lookup by map layout: the hash as it is, a key per
+# family, an LPM trie (Documentation/performance.rst).
+BENCH_LOOKUP := $(OUTPUT)/bench/bench_lookup
+BENCH_LOOKUP_OBJ := $(OUTPUT)/bench/lookup.bpf.o
+
+$(BENCH_LOOKUP_OBJ): bench/lookup.bpf.c bpf/qos_common.h | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BENCH_LOOKUP): bench/bench_lookup.c selftests/pkt.h bpf/qos_common.h | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -Iselftests -Ibpf \
+		-DLOOKUP_OBJ='"$(abspath $(BENCH_LOOKUP_OBJ))"' $< $(LDFLAGS) $(PC_LIBS) -o $@
+
+bench-lookup: deps
+	$(Q)$(MAKE) --no-print-directory $(BENCH_LOOKUP) $(BENCH_LOOKUP_OBJ)
+	$(Q)$(BENCH_LOOKUP) $(BENCH_ARGS)
 
 # selftests/deb.sh builds the package: make check installs its tools too.
 check:

@@ -396,8 +396,7 @@ int main(int argc, char **argv)
 	}
 
 	skel = qos__open();
-	if (!skel || bpf_map__set_max_entries(skel->maps.qos_rules, CAPACITY) ||
-	    bpf_map__set_max_entries(skel->maps.qos_rule_stats, CAPACITY) || qos__load(skel)) {
+	if (!skel || qos_rule_maps_size(skel, CAPACITY) || qos__load(skel)) {
 		fprintf(stderr, "bench: loading the BPF object: %s (root?)\n", strerror(errno));
 		return 1;
 	}
@@ -414,10 +413,7 @@ int main(int argc, char **argv)
 		prof.classes[s].police.set = false;
 	qos_profile_fill_cfg(&prof, &cfg);
 	qos_test_cfg_put(skel, &cfg);
-	m = (struct qos_rule_maps){ bpf_map__fd(skel->maps.qos_rules),
-				    bpf_map__fd(skel->maps.qos_rule_stats), CAPACITY,
-				    bpf_map__fd(skel->maps.qos_policers),
-				    bpf_map__fd(skel->maps.qos_police_stats) };
+	m = qos_test_rule_maps(skel);
 	prog = bpf_program__fd(skel->progs.qos_ingress);
 	empty = empty_prog();
 	if (empty < 0) {

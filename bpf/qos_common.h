@@ -231,6 +231,25 @@ struct qos_rule_key {
 	__be32 dst[4];
 };
 
+/*
+ * The key of IPv4 entries, in their own table (qos_rules4): the fields of
+ * qos_rule_key an IPv4 shape can make other than zero, in 20 bytes
+ * against 48. The kernel hashes and compares the whole key at every probe,
+ * and the shorter key takes a quarter off an IPv4 probe (performance.rst,
+ * "Rule keys and LPM tries"). IPv6 keeps qos_rule_key.
+ */
+struct qos_rule_key4 {
+	__u8 src_len;
+	__u8 dst_len;
+	__u8 proto;
+	__u8 pad;
+	__u32 mask;
+	__be16 sport;
+	__be16 dport;
+	__be32 src;
+	__be32 dst;
+};
+
 #define QOS_RULE_F_SET_DSCP	(1U << 0)	/* rewrite the DSCP to .dscp */
 #define QOS_RULE_F_PROFILE	(1U << 1)	/* installed by apply, replaced by the next */
 #define QOS_RULE_F_RESERVE	(1U << 2)	/* a reservation (qosctl reserve) */

@@ -80,8 +80,9 @@ expect_error "a rule table below 16 entries" \
 	"3: rules: '15' is not a rule table size (16-$RULES_MAX)" < <(with_rules 15)
 expect_ok "a rule table at the ceiling" < <(with_rules $RULES_MAX)
 
-# The estimate of what an apply takes: the rule table's share is 208 bytes
-# per entry for the hash when full, and for the counters of every id 16
+# The estimate of what an apply takes: the rule table's share is 224 bytes
+# per entry for the hashes when full (16-byte buckets in each family's
+# table, a 192-byte element), and for the counters of every id 16
 # (bucket) + 96 (element) + 16 (holder) + 16 per CPU.
 with_rules $RULES_MAX >"$dir/ceiling"
 # Possible CPUs, as libbpf counts them: "0-3,8-11".
@@ -90,7 +91,7 @@ cpus=$(awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); n += r[2] == ""
 out=$("$QOSCTL" validate "$dir/ceiling" 2>&1)
 check_err $? "$out"
 want="kernel memory: [0-9]+\.[0-9] MiB per interface on $cpus CPUs \(rule table of $RULES_MAX: "
-want+="hash 416\.0 MiB full, counters $((256 + 32 * cpus))\.0 MiB; other maps [0-9]+\.[0-9] MiB\)"
+want+="hash 448\.0 MiB full, counters $((256 + 32 * cpus))\.0 MiB; other maps [0-9]+\.[0-9] MiB\)"
 [[ "$(sed -n 2p <<<"$out")" =~ ^$want$ ]]
 check_err $? "got: '$out'; want a second line matching '$want'"
 log_test "prints the kernel memory a table at the ceiling takes"

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel/bpfobj.h"
+#include "kernel/rulemap.h"
 #include "model/profile.h"
 #include "qos.skel.h"
 
@@ -33,9 +34,7 @@ static inline struct qos *qos_test_load(uint32_t rule_entries)
 
 	if (!skel)
 		return NULL;
-	if (rule_entries &&
-	    (bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries) ||
-	     bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries))) {
+	if (rule_entries && qos_rule_maps_size(skel, rule_entries)) {
 		qos__destroy(skel);
 		return NULL;
 	}
@@ -47,6 +46,21 @@ static inline struct qos *qos_test_load(uint32_t rule_entries)
 }
 
 /* Make @cfg the configuration the programs of @skel read. */
+/* The rule maps of @skel, as qosctl's rule manager takes them. */
+static inline struct qos_rule_maps qos_test_rule_maps(struct qos *skel)
+{
+	struct qos_rule_maps m = {
+		.rules = bpf_map__fd(skel->maps.qos_rules),
+		.stats = bpf_map__fd(skel->maps.qos_rule_stats),
+		.capacity = bpf_map__max_entries(skel->maps.qos_rules),
+		.policers = bpf_map__fd(skel->maps.qos_policers),
+		.police_stats = bpf_map__fd(skel->maps.qos_police_stats),
+		.rules4 = bpf_map__fd(skel->maps.qos_rules4),
+	};
+
+	return m;
+}
+
 static inline int qos_test_cfg_put(struct qos *skel, const struct qos_cfg *cfg)
 {
 	int fd = qos_cfg_new(cfg), ret;

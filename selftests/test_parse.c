@@ -45,6 +45,7 @@ static int add_rule_stats(struct qos *skel, uint32_t id)
  * about the parser, not qosctl's rule manager. */
 static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
 {
+	struct qos_rule_maps m = qos_test_rule_maps(skel);
 	struct qos_rule_val val = { .rank = RULE_ID, .id = RULE_ID, .class_id = UDP_CLASS };
 	struct qos_rule_set set = { .n = { 1, 1 } };
 	uint32_t t;
@@ -58,7 +59,7 @@ static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
 		s->proto_mask = 0xff;
 		s->mask = QOS_RULE_M_PROTO;
 		s->min_rank = val.rank;
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rules), &key, &val, 0))
+		if (qos_rule_entry_put(&m, &key, &val))
 			return -errno;
 	}
 	cfg->rs = set;
@@ -74,6 +75,7 @@ static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
  * as the first shape of both families. */
 static int install_port_rule(struct qos *skel, struct qos_cfg *cfg)
 {
+	struct qos_rule_maps m = qos_test_rule_maps(skel);
 	struct qos_rule_val val = { .rank = 1, .id = PORT_RULE_ID, .class_id = PORT_CLASS };
 	uint32_t t, mask = QOS_RULE_M_PROTO | 16U << QOS_RULE_M_DPORT_SHIFT;
 
@@ -87,7 +89,7 @@ static int install_port_rule(struct qos *skel, struct qos_cfg *cfg)
 		s[0].dport_mask = 0xffff;
 		s[0].min_rank = val.rank;
 		cfg->rs.n[t] = 2;
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rules), &key, &val, 0))
+		if (qos_rule_entry_put(&m, &key, &val))
 			return -errno;
 	}
 	cfg->rules |= QOS_RULES_PORTS;

@@ -530,8 +530,7 @@ TEST(mem_estimate)
 
 	skel = qos__open();
 	ASSERT_NE(NULL, skel);
-	ASSERT_EQ(0, bpf_map__set_max_entries(skel->maps.qos_rules, prof.rule_entries));
-	ASSERT_EQ(0, bpf_map__set_max_entries(skel->maps.qos_rule_stats, prof.rule_entries));
+	ASSERT_EQ(0, qos_rule_maps_size(skel, prof.rule_entries));
 	ASSERT_EQ(0, qos__load(skel));
 	empty = memlock(skel->maps.qos_rules);
 	for (i = 0; i < prof.rule_entries; i++) {
@@ -553,7 +552,19 @@ TEST(mem_estimate)
 	EXPECT_LE(empty - prof.rule_entries * 16, MAP_HDR_MAX);
 	EXPECT_GT(elem, 128);
 	EXPECT_LE(elem, 192);
-	EXPECT_EQ(prof.rule_entries * (16 + 192), m.rule_hash);
+
+	/* The IPv4 table: its own buckets, and elements no larger (the
+	 * tables share the entries: the estimate counts the larger). */
+	empty = memlock(skel->maps.qos_rules4);
+	EXPECT_LE(empty - prof.rule_entries * 16, MAP_HDR_MAX);
+	for (i = 0; i < prof.rule_entries; i++) {
+		struct qos_rule_key4 k4 = { .src = i };
+
+		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rules4), &k4, &val,
+						 BPF_NOEXIST));
+	}
+	EXPECT_LE(memlock(skel->maps.qos_rules4) - empty, elem * prof.rule_entries);
+	EXPECT_EQ(prof.rule_entries * (16 + 16 + 192), m.rule_hash);
 
 	/* Hit counters, a per-CPU hash: empty, its buckets; full, per id a
 	 * 72-byte element (from kmalloc-96: the estimate counts 96), a 16-byte

@@ -136,11 +136,7 @@ static void fixture_init(struct __test_metadata *_metadata, FIXTURE_DATA(rules) 
 	self->prog[QOS_DIR_INGRESS] = bpf_program__fd(self->skel->progs.qos_ingress);
 	self->prog[QOS_DIR_EGRESS] = bpf_program__fd(self->skel->progs.qos_egress);
 	ASSERT_EQ(0, qos_test_profile(self->skel, "pip-20pct", &self->prof, &self->cfg));
-	self->m.rules = bpf_map__fd(self->skel->maps.qos_rules);
-	self->m.stats = bpf_map__fd(self->skel->maps.qos_rule_stats);
-	self->m.capacity = bpf_map__max_entries(self->skel->maps.qos_rules);
-	self->m.policers = bpf_map__fd(self->skel->maps.qos_policers);
-	self->m.police_stats = bpf_map__fd(self->skel->maps.qos_police_stats);
+	self->m = qos_test_rule_maps(self->skel);
 }
 
 FIXTURE_SETUP(rules)

@@ -47,17 +47,22 @@ struct {
 } qos_unparsed SEC(".maps") __weak;
 
 /*
- * Classification rules (bpf/lib/rules.h). qosctl sizes qos_rules and
+ * Classification rules (bpf/lib/rules.h): IPv6 entries in qos_rules, IPv4
+ * ones under their shorter key in qos_rules4. qosctl sizes them and
  * qos_rule_stats from the profile before loading; without preallocation
- * both hold memory for the rules installed, not for their limit.
+ * they hold memory for the rules installed, not for their limit.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, QOS_RULES_DEFAULT);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct qos_rule_key);
-	__type(value, struct qos_rule_val);
-} qos_rules SEC(".maps") __weak;
+#define QOS_RULES_MAP(key_type)					\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_HASH);		\
+		__uint(max_entries, QOS_RULES_DEFAULT);		\
+		__uint(map_flags, BPF_F_NO_PREALLOC);		\
+		__type(key, key_type);				\
+		__type(value, struct qos_rule_val);		\
+	}
+
+QOS_RULES_MAP(struct qos_rule_key) qos_rules SEC(".maps") __weak;
+QOS_RULES_MAP(struct qos_rule_key4) qos_rules4 SEC(".maps") __weak;
 
 /* Per-rule hits, keyed by qos_rule_val.id. A per-CPU hash, not an array:
  * an array of the table's size takes its per-CPU elements, all of them, when

@@ -29,12 +29,14 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 	void *data = qos_skb_data(skb);
 	__u32 t = pkt->table & 1, off = pkt->l3_off;
 	struct qos_rule_val *best = NULL, *v;
-	/* Zeroed once: an IPv4 probe writes only the first address words,
-	 * the ones an IPv4 shape can mask to anything but zero. */
+	/* Zeroed once: a probe writes every field but the padding. */
 	struct qos_rule_key key = {};
+	struct qos_rule_key4 key4 = {};
 	const struct qos_rule_set *rs = &cfg->rs;
 	__be32 src[4] = {}, dst[4] = {};
+	__be16 sport, dport;
 	__u32 i, j, n;
+	__u8 proto;
 
 	if (off > QOS_L3_OFF_MAX)
 		return NULL;
@@ -65,24 +67,24 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 		/* A packet without ports matches no shape that compares one. */
 		if ((s->sport_mask | s->dport_mask) && !pkt->has_ports)
 			continue;
-		key.table = s->table;
-		key.src_len = s->src_len;
-		key.dst_len = s->dst_len;
-		key.proto = pkt->proto & s->proto_mask;
-		key.mask = s->mask;
-		key.flowlabel = pkt->flowlabel & s->mask;
-		key.sport = pkt->sport & s->sport_mask;
-		key.dport = pkt->dport & s->dport_mask;
-		key.src[0] = src[0] & s->src[0];
-		key.dst[0] = dst[0] & s->dst[0];
-		if (t == QOS_TABLE_IPV6) {
+		proto = pkt->proto & s->proto_mask;
+		sport = pkt->sport & s->sport_mask;
+		dport = pkt->dport & s->dport_mask;
+		if (t == QOS_TABLE_IPV4) {
+			key4 = (struct qos_rule_key4){ s->src_len, s->dst_len, proto, 0, s->mask,
+						       sport, dport, src[0] & s->src[0],
+						       dst[0] & s->dst[0] };
+			v = bpf_map_lookup_elem(&qos_rules4, &key4);
+		} else {
+			key = (struct qos_rule_key){ s->table, s->src_len, s->dst_len, proto, s->mask,
+						     pkt->flowlabel & s->mask, sport, dport };
 #pragma unroll
-			for (j = 1; j < 4; j++) {
+			for (j = 0; j < 4; j++) {
 				key.src[j] = src[j] & s->src[j];
 				key.dst[j] = dst[j] & s->dst[j];
 			}
+			v = bpf_map_lookup_elem(&qos_rules, &key);
 		}
-		v = bpf_map_lookup_elem(&qos_rules, &key);
 		/* An expired reservation is gone for the data path at once,
 		 * whether or not a qosctl command has deleted it yet. */
 		if (v && v->expires_ns && bpf_ktime_get_boot_ns() >= v->expires_ns)

@@ -36,6 +36,7 @@ static const char *const map_names[QOS_MAP_MAX] = {
 	[QOS_MAP_RULE_STATS] = "qos_rule_stats",
 	[QOS_MAP_POLICERS] = "qos_policers",
 	[QOS_MAP_POLICE_STATS] = "qos_police_stats",
+	[QOS_MAP_RULES4] = "qos_rules4",
 };
 
 static const char *const prog_names[QOS_DIR_MAX] = { "qos_ingress", "qos_egress" };
@@ -156,10 +157,19 @@ static struct bpf_map *skel_map(struct qos *skel, int idx)
 	struct bpf_map *maps[QOS_MAP_MAX] = {
 		skel->maps.qos_cfg, skel->maps.qos_stats, skel->maps.qos_unparsed,
 		skel->maps.qos_rules, skel->maps.qos_rule_stats, skel->maps.qos_policers,
-		skel->maps.qos_police_stats,
+		skel->maps.qos_police_stats, skel->maps.qos_rules4,
 	};
 
 	return maps[idx];
+}
+
+int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries)
+{
+	/* Both families' tables can each take all the entries: the limit
+	 * is on their sum (qos_rules_validate()). */
+	return bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries) ?:
+	       bpf_map__set_max_entries(skel->maps.qos_rules4, rule_entries) ?:
+	       bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries);
 }
 
 static int prog_id_of(int fd, uint32_t *id)
@@ -203,8 +213,7 @@ static void *prog_load_run(void *arg)
 		l->ret = -errno;
 		return NULL;
 	}
-	ret = bpf_map__set_max_entries(l->skel->maps.qos_rules, l->rule_entries);
-	ret = ret ?: bpf_map__set_max_entries(l->skel->maps.qos_rule_stats, l->rule_entries);
+	ret = qos_rule_maps_size(l->skel, l->rule_entries);
 	for (d = 0; d < QOS_DIR_MAX && !ret; d++)
 		ret = bpf_program__set_autoload(skel_prog(l->skel, d), d == (int)l->dir);
 	for (i = 0; i < QOS_MAP_MAX && !ret; i++)

@@ -27,6 +27,7 @@ enum qos_map_idx {
 	QOS_MAP_RULE_STATS,
 	QOS_MAP_POLICERS,
 	QOS_MAP_POLICE_STATS,
+	QOS_MAP_RULES4,
 	QOS_MAP_MAX,
 };
 
@@ -70,6 +71,9 @@ uint64_t qos_obj_hash(void);
  */
 int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint32_t rule_entries,
 		   unsigned int dirs, struct qos_progs *out);
+struct qos;
+/* Size the rule tables and their hit counters of an opened skeleton. */
+int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries);
 
 /*
  * What runs at qosctl's slot of @ifindex's clsact: 0 with @out filled,

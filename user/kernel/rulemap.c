@@ -68,13 +68,78 @@ static int fold_entry(struct qos_rules *l, int32_t *by_id, const struct qos_rule
 	return ret;
 }
 
-int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits)
+/* The map and key an entry lives under: IPv4 entries under their short
+ * key in rules4 (qos_common.h), IPv6 ones as they are in rules. */
+static int entry_key(const struct qos_rule_maps *m, const struct qos_rule_key *k,
+		     struct qos_rule_key4 *k4, const void **key)
+{
+	if (k->table != QOS_TABLE_IPV4) {
+		*key = k;
+		return m->rules;
+	}
+	*k4 = (struct qos_rule_key4){ k->src_len, k->dst_len, k->proto, 0, k->mask,
+				      k->sport, k->dport, k->src[0], k->dst[0] };
+	*key = k4;
+	return m->rules4;
+}
+
+static void key_of4(const struct qos_rule_key4 *k4, struct qos_rule_key *k)
+{
+	*k = (struct qos_rule_key){ QOS_TABLE_IPV4, k4->src_len, k4->dst_len, k4->proto,
+				    k4->mask, 0, k4->sport, k4->dport, { k4->src }, { k4->dst } };
+}
+
+int qos_rule_entry_put(const struct qos_rule_maps *m, const struct qos_rule_key *k,
+		       const struct qos_rule_val *v)
+{
+	struct qos_rule_key4 k4;
+	const void *key;
+	int fd = entry_key(m, k, &k4, &key);
+
+	return bpf_map_update_elem(fd, key, v, BPF_ANY) ? -errno : 0;
+}
+
+/* Fold the entries of one table (@v4: rules4) into @l. */
+static int read_table(const struct qos_rule_maps *m, bool v4, struct qos_rules *l,
+		      int32_t *by_id, void *keys, struct qos_rule_val *vals)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t ksize = v4 ? sizeof(struct qos_rule_key4) : sizeof(struct qos_rule_key);
+	struct qos_rule_key in, out, k;
+	bool first = true;
+	size_t i;
+	int ret = 0;
+
+	for (;;) {
+		uint32_t count = BATCH;
+		int err;
+
+		err = bpf_map_lookup_batch(v4 ? m->rules4 : m->rules, first ? NULL : &in, &out,
+					   keys, vals, &count, &opts);
+		if (err && errno != ENOENT)
+			return -errno;
+		for (i = 0; i < count && !ret; i++) {
+			const void *kp = (const char *)keys + i * ksize;
+
+			if (vals[i].id >= m->capacity)
+				continue;
+			if (v4)
+				key_of4(kp, &k);
+			else
+				memcpy(&k, kp, sizeof(k));
+			ret = fold_entry(l, by_id, &k, &vals[i]);
+		}
+		if (ret || err)
+			return ret;
+		in = out;
+		first = false;
+	}
+}
+
+int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits)
+{
 	struct qos_rule_key *keys;
 	struct qos_rule_val *vals;
-	struct qos_rule_key in, out;
-	bool first = true;
 	int32_t *by_id;
 	size_t i;
 	int ret = 0;
@@ -88,24 +153,8 @@ int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits
 		goto out;
 	}
 	memset(by_id, 0xff, m->capacity * sizeof(*by_id));
-	for (;;) {
-		uint32_t count = BATCH;
-		int err;
-
-		err = bpf_map_lookup_batch(m->rules, first ? NULL : &in, &out, keys, vals, &count,
-					   &opts);
-		if (err && errno != ENOENT) {
-			ret = -errno;
-			goto out;
-		}
-		for (i = 0; i < count && !ret; i++)
-			if (vals[i].id < m->capacity)
-				ret = fold_entry(l, by_id, &keys[i], &vals[i]);
-		if (ret || err)
-			break;
-		in = out;
-		first = false;
-	}
+	ret = read_table(m, true, l, by_id, keys, vals) ?:
+	      read_table(m, false, l, by_id, keys, vals);
 	for (i = 0; hits && !ret && i < l->n; i++)
 		ret = qos_ctr_read(m->stats, l->r[i].id, &l->r[i].hits);
 	for (i = 0; !ret && i < l->n; i++)
@@ -133,9 +182,12 @@ static int write_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 		n = qos_rule_keys(r, t, k);
 		if (n > QOS_RULE_BLOCKS_MAX)
 			return -E2BIG;
-		for (b = 0; b < n; b++)
-			if (bpf_map_update_elem(m->rules, &k[b], &v, BPF_ANY))
-				return -errno;
+		for (b = 0; b < n; b++) {
+			int ret = qos_rule_entry_put(m, &k[b], &v);
+
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }
@@ -155,9 +207,14 @@ static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 		if (!(qos_rule_tables(r) & 1U << t))
 			continue;
 		n = qos_rule_keys(r, t, k);
-		for (b = 0; n <= QOS_RULE_BLOCKS_MAX && b < n; b++)
-			if (!bpf_map_lookup_elem(m->rules, &k[b], &v) && v.id == r->id)
-				bpf_map_delete_elem(m->rules, &k[b]);
+		for (b = 0; n <= QOS_RULE_BLOCKS_MAX && b < n; b++) {
+			struct qos_rule_key4 k4;
+			const void *key;
+			int fd = entry_key(m, &k[b], &k4, &key);
+
+			if (!bpf_map_lookup_elem(fd, key, &v) && v.id == r->id)
+				bpf_map_delete_elem(fd, key);
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ struct qos_rule_maps {
 	uint32_t capacity;	/* max_entries of the rule table */
 	int policers;		/* qos_policers: rules' own policers ... */
 	int police_stats;	/* ... and their counters */
+	int rules4;		/* the IPv4 entries, under struct qos_rule_key4 */
 };
 
 static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
@@ -28,6 +29,7 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 		.capacity = p->rule_entries,
 		.policers = p->map[QOS_MAP_POLICERS],
 		.police_stats = p->map[QOS_MAP_POLICE_STATS],
+		.rules4 = p->map[QOS_MAP_RULES4],
 	};
 
 	return m;
@@ -35,6 +37,9 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 
 /* Every installed rule; with @hits, their hit counters summed over CPUs. */
 int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits);
+/* Write the entry of @k, in the table of its family. */
+int qos_rule_entry_put(const struct qos_rule_maps *m, const struct qos_rule_key *k,
+		       const struct qos_rule_val *v);
 
 /*
  * Give the rules of @next without an id the lowest free one (and a policer

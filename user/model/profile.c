@@ -904,8 +904,11 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 {
 	struct qos_profile_mem m;
 
+	/* Two tables (IPv4 entries under a shorter key) with their entries'
+	 * sum limited: the buckets of both, the elements of the larger. */
 	m.rule_hash = hash_bytes(rule_entries, sizeof(struct qos_rule_key),
-				 sizeof(struct qos_rule_val));
+				 sizeof(struct qos_rule_val)) +
+		      buckets_bytes(rule_entries);
 	m.rule_stats = percpu_hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_ctr),
 					 ncpus);
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
