@@ -630,6 +630,7 @@ TEST_F(rules, reapply_same_match)
 					  "name b src 10.9.0.0/16 class lbe" };
 	struct qos_rules next = {}, old = {};
 	uint32_t id_a, id_b;
+	char err[512];
 	size_t i;
 
 	ASSERT_EQ(0, profile_list(self, v1, 2, &next));
@@ -663,11 +664,7 @@ TEST_F(rules, reapply_same_match)
 	EXPECT_EQ(2, hits(self, "b"));
 
 	/* Apply's rollback: a is back with its class. */
-	{
-		char err[512];
-
-		ASSERT_EQ(0, apply_set(self, &old, err, sizeof(err)));
-	}
+	ASSERT_EQ(0, apply_set(self, &old, err, sizeof(err)));
 	EXPECT_EQ(CLS_PIP, classify(self, &pk));
 	EXPECT_EQ(1, hits(self, "a2"));	/* counted nothing more */
 	EXPECT_EQ(CLS_LBE, classify(self, &pk4));
