@@ -276,6 +276,63 @@ int qos_queues_parse(const char *v, uint32_t *q)
 	return 0;
 }
 
+/* The keys of reservations (qosctl reserve): 1 handled, fail()'s 0 on an
+ * error, -1 when @key is not one of them. */
+static int handle_reserve_key(struct parse_ctx *c, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+
+	if (!strcmp(key, "reserve-class")) {
+		snprintf(p->reserve_class, sizeof(p->reserve_class), "%s", v);
+		p->reserve_line = c->line;
+	} else if (!strcmp(key, "reserve-headroom")) {
+		char *end;
+		unsigned long pct = strtoul(v, &end, 10);
+
+		if (end == v || strcmp(end, "%") || pct > 90)
+			return fail(c, key, "'%s' is not a share of the class's ceiling (0%%-90%%)", v);
+		p->reserve_headroom_pct = pct;
+	} else if (!strcmp(key, "reserve-exceed")) {
+		if (!strcmp(v, "demote"))
+			p->reserve_exceed = QOS_PA_DEMOTE;
+		else if (!strcmp(v, "drop"))
+			p->reserve_exceed = QOS_PA_DROP;
+		else
+			return fail(c, key, "'%s' is not demote or drop", v);
+	} else {
+		return -1;
+	}
+	return 1;
+}
+
+/* The keys of the link the tree shapes: queues, download shaping and the
+ * link layer. As handle_reserve_key(). */
+static int handle_link_key(struct parse_ctx *c, const char *key, const char *v)
+{
+	struct qos_profile *p = c->p;
+
+	if (!strcmp(key, "queues")) {
+		if (qos_queues_parse(v, &p->queues))
+			return fail(c, key, "'%s' is not auto or a number of TX queues (1-%u)", v,
+				    QOS_MAX_QUEUES);
+		p->queues_line = c->line;
+	} else if (!strcmp(key, "ingress-rate")) {
+		if (qos_parse_rate(v, 0, &p->ingress_bps) || !p->ingress_bps)
+			return fail(c, key, "'%s' is not a rate (e.g. 300mbit)", v);
+		qos_profile_rate_check(p, c->line, key, v, p->ingress_bps, 0);
+		p->ingress_line = c->line;
+	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
+		char why[256];
+
+		if (qos_ll_parse(&p->ll, key, v, why, sizeof(why)))
+			return fail(c, key, "%s", why);
+		p->ll.line = c->line;
+	} else {
+		return -1;
+	}
+	return 1;
+}
+
 static int handle_profile_key(struct parse_ctx *c, const char *key, const char *v)
 {
 	struct qos_profile *p = c->p;
@@ -310,8 +367,8 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 	} else if (!strcmp(key, "rules")) {
 		if (qos_parse_u32(v, &u) || u < 16)
 			return fail(c, key, "'%s' is not a rule table size (16-%u)", v, QOS_RULES_MAX);
-		/* The per-CPU hit counters are allocated in full at apply,
-		 * one element at a time: at 2^24, 256 MiB per CPU and 18 s. */
+		/* Every rule installed has per-CPU hit counters: a full
+		 * table of 2^24 would hold 256 MiB of them per CPU. */
 		if (u > QOS_RULES_MAX)
 			return fail(c, key,
 				    "%u is above the ceiling of %u (each entry costs 16 bytes of hit counters per CPU)",
@@ -335,41 +392,12 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 		if (parse_yes_no(v, &p->wash))
 			return fail(c, key, "'%s' is not yes or no", v);
 		p->wash_line = c->line;
-	} else if (!strcmp(key, "reserve-class")) {
-		snprintf(p->reserve_class, sizeof(p->reserve_class), "%s", v);
-		p->reserve_line = c->line;
-	} else if (!strcmp(key, "reserve-headroom")) {
-		char *end;
-		unsigned long pct = strtoul(v, &end, 10);
-
-		if (end == v || strcmp(end, "%") || pct > 90)
-			return fail(c, key, "'%s' is not a share of the class's ceiling (0%%-90%%)", v);
-		p->reserve_headroom_pct = pct;
-	} else if (!strcmp(key, "reserve-exceed")) {
-		if (!strcmp(v, "demote"))
-			p->reserve_exceed = QOS_PA_DEMOTE;
-		else if (!strcmp(v, "drop"))
-			p->reserve_exceed = QOS_PA_DROP;
-		else
-			return fail(c, key, "'%s' is not demote or drop", v);
-	} else if (!strcmp(key, "queues")) {
-		if (qos_queues_parse(v, &p->queues))
-			return fail(c, key, "'%s' is not auto or a number of TX queues (1-%u)", v,
-				    QOS_MAX_QUEUES);
-		p->queues_line = c->line;
-	} else if (!strcmp(key, "ingress-rate")) {
-		if (qos_parse_rate(v, 0, &p->ingress_bps) || !p->ingress_bps)
-			return fail(c, key, "'%s' is not a rate (e.g. 300mbit)", v);
-		qos_profile_rate_check(p, c->line, key, v, p->ingress_bps, 0);
-		p->ingress_line = c->line;
-	} else if (!strcmp(key, "overhead") || !strcmp(key, "mpu") || !strcmp(key, "linklayer")) {
-		char why[256];
-
-		if (qos_ll_parse(&p->ll, key, v, why, sizeof(why)))
-			return fail(c, key, "%s", why);
-		p->ll.line = c->line;
 	} else {
-		return fail(c, key, "unknown key in [profile]");
+		int ret = handle_reserve_key(c, key, v);
+
+		if (ret < 0)
+			ret = handle_link_key(c, key, v);
+		return ret >= 0 ? ret : fail(c, key, "unknown key in [profile]");
 	}
 	return 1;
 }
