@@ -387,6 +387,24 @@ log_test_skip()
 	[ -n "${2:-}" ] && printf "\t%s\n" "$2"
 }
 
+# hook_obj: HOOK, a tc program that is not qosctl's: bench/hook_ref.bpf.c,
+# built by `make bench` into the output directory, or compiled into $TMP.
+hook_obj()
+{
+	local src obj
+
+	obj=${HOOK_OBJ:-$(dirname "$QOSCTL")/bench/hook_ref.bpf.o}
+	if [ -f "$obj" ]; then
+		HOOK=$obj
+		return 0
+	fi
+	src=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bench/hook_ref.bpf.c
+	command -v clang >/dev/null || return 1
+	HOOK=$TMP/hook_ref.bpf.o
+	clang -g -O2 -target bpf -I"/usr/include/$(gcc -print-multiarch 2>/dev/null)" \
+		-c "$src" -o "$HOOK" 2>/dev/null
+}
+
 # Is the qdisc KIND available? Probed in a throw-away namespace.
 qdisc_available()
 {

@@ -26,7 +26,9 @@
 # c. The IFB's counters appear as direction ingress in stats -j and in
 #    the Prometheus text, show prints the ingress rate.
 # d. A re-apply keeps the IFB; a profile without ingress-rate, and remove,
-#    delete it.
+#    delete it; so does remove --force when another program has taken
+#    qosctl's egress slot (the ingress program's configuration names the
+#    IFB).
 # e. A device holding the IFB's name that qosctl did not create is refused
 #    and left alone; a failed apply (QOSCTL_FAIL) and a killed one
 #    (QOSCTL_FAULT, recovered by the next command) leave no IFB and the
@@ -259,6 +261,25 @@ lifecycle()
 	[ "$(dev_state)" = "$STATE_CLEAN" ]
 	check_err $? "remove did not leave the interface as it was before the first apply"
 	log_test "remove deletes $IFB and leaves the interface as before"
+
+	if ! hook_obj; then
+		log_test_skip "remove --force deletes $IFB" "no tc object and no clang"
+		return
+	fi
+	RET=0
+	out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 1gbit ingress-rate $IN_RATE 2>&1)
+	check_err $? "apply: $out"
+	tc -n "$R" filter replace dev "$R_IF2" egress pref 81 handle 0x51 bpf da obj "$HOOK" sec tc
+	check_err $? "replacing qosctl's egress program"
+	out=$(qosctl_ns "$R" remove dev "$R_IF2" 2>&1)
+	check_fail $? "remove of a broken slot succeeded: $out"
+	out=$(qosctl_ns "$R" remove --force dev "$R_IF2" 2>&1)
+	check_err $? "remove --force: $out"
+	[ -z "$(ifb_index)" ]
+	check_err $? "$IFB still exists after remove --force"
+	[ "$(dev_state)" = "$STATE_CLEAN" ]
+	check_err $? "remove --force did not leave the interface as it was before the first apply"
+	log_test "remove --force of a broken slot deletes $IFB, the interface as before"
 }
 
 foreign()

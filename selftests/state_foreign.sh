@@ -45,24 +45,6 @@ TMP=$(mktemp -d)
 defer rm -rf "$TMP"
 DEV=fx0
 
-# A tc program that is not qosctl's: bench/hook_ref.bpf.c, built by
-# `make bench` into the output directory, or compiled here.
-hook_obj()
-{
-	local src obj
-
-	obj=${HOOK_OBJ:-$(dirname "$QOSCTL")/bench/hook_ref.bpf.o}
-	if [ -f "$obj" ]; then
-		HOOK=$obj
-		return 0
-	fi
-	src=$(dirname "$(readlink -f "$0")")/../bench/hook_ref.bpf.c
-	command -v clang >/dev/null || return 1
-	HOOK=$TMP/hook_ref.bpf.o
-	clang -g -O2 -target bpf -I"/usr/include/$(gcc -print-multiarch 2>/dev/null)" \
-		-c "$src" -o "$HOOK" 2>/dev/null
-}
-
 tc_state()
 {
 	tc -n "$R" -d qdisc show dev $DEV

@@ -459,7 +459,7 @@ fail:
 	return ret;
 }
 
-int qos_slot_meta(int ifindex, struct qos_meta *meta)
+int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 {
 	struct qos_cfg *cfg;
 	int d, ret = -ENOENT;
@@ -483,6 +483,7 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta)
 		    !qos_cfg_get(p.map[QOS_MAP_CFG], cfg, NULL) &&
 		    cfg->meta.version == QOS_META_VERSION) {
 			*meta = cfg->meta;
+			*ifb_ifindex = cfg->ifb_ifindex;
 			ret = 0;
 		}
 		qos_progs_close(&p);

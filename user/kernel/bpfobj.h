@@ -86,10 +86,11 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 
 /*
  * The meta of the configuration a qosctl program at either direction of
- * qosctl's slot still reads, when the pair is broken (remove --force):
- * 0, or -ENOENT if neither holds one.
+ * qosctl's slot still reads, when the pair is broken (remove --force),
+ * and the ifindex of the IFB it redirects to (0: none): 0, or -ENOENT if
+ * neither holds one.
  */
-int qos_slot_meta(int ifindex, struct qos_meta *meta);
+int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex);
 
 /* Program id at qosctl's slot in @dir; 0 if none. */
 int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id);

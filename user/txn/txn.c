@@ -357,17 +357,19 @@ int qos_txn_rules(struct qos_dev *dev, struct qos_rules *rules, char *err, size_
 
 /*
  * remove --force on a device whose slot holds something broken: detach
- * whatever sits at qosctl's slot; the root qdisc and the clsact qdisc go
- * too if a program of ours still there says, through its configuration,
- * that qosctl installed them.
+ * whatever sits at qosctl's slot; the root qdisc, the clsact qdisc and
+ * the IFB of download shaping go too if a program of ours still there
+ * says, through its configuration, that qosctl installed them. The IFB
+ * is deleted only under qosctl's name for it and as an IFB.
  */
 static int remove_broken(struct qos_dev *dev, char *err, size_t errlen)
 {
 	struct qos_plan ours = { .empty = true };
 	struct nl_sock *sk = NULL;
+	uint32_t ifb = 0;
 	int ret;
 
-	if (!qos_slot_meta(dev->ifindex, &ours.cfg.meta))
+	if (!qos_slot_meta(dev->ifindex, &ours.cfg.meta, &ifb))
 		ours.empty = false;
 	ret = qos_progs_detach(dev->ifindex, NULL);
 	if (ret) {
@@ -382,6 +384,14 @@ static int remove_broken(struct qos_dev *dev, char *err, size_t errlen)
 		qos_nl_close(sk);
 		if (ret && ret != -ENOENT) {
 			snprintf(err, errlen, "dev %s: removing the qdisc tree: %s", dev->name,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	if (ifb) {
+		ret = qos_ifb_delete(dev->ifindex, ifb);
+		if (ret) {
+			snprintf(err, errlen, "dev %s: deleting the IFB: %s", dev->name,
 				 strerror(-ret));
 			return ret;
 		}
