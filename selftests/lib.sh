@@ -147,6 +147,35 @@ reap_pid()
 	return $rc
 }
 
+# stopped PID: wait up to 10 s (60 s under emulation) for PID to be
+# stopped (state T).
+stopped()
+{
+	local i n=100
+
+	[ "$KSFT_MACHINE_SLOW" = yes ] && n=600
+	for ((i = 0; i < n; i++)); do
+		[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ended PID: wait up to 20 s for our child PID to exit (a zombie until
+# reaped), so that a hang fails the check rather than the whole test.
+ended()
+{
+	local i st n=200
+
+	[ "$KSFT_MACHINE_SLOW" = yes ] && n=1200
+	for ((i = 0; i < n; i++)); do
+		st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # wait_listen NS PROTO PORT: wait up to 5 s for a listening socket
 # (PROTO: t or u, as in ss -t / -u).
 wait_listen()

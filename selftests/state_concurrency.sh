@@ -20,6 +20,13 @@
 # H to an address of each prefix is counted by its rule, once, and in
 # class pip. 5 rounds.
 #
+# Then an apply that rolls back a killed one (QOSCTL_FAULT) holds the lock
+# until it ends: stopped in its own install (QOSCTL_PAUSE), a second apply
+# waits for it, blocked in flock on the same file (/proc/locks); both end
+# with exit 0 and the second's profile applied. Until this tree, the
+# rollback to no profile unlinked the lock file while the command went on,
+# and the second apply locked a new file and ran beside it.
+#
 # Before the redesign rule add and del locked the pin directory while
 # apply locked /run/qosctl/NAME.lock: an apply that read the live rules
 # before a rule add committed and wrote its rule set after dropped that
@@ -145,9 +152,66 @@ round()
 	log_test "round $n: one datagram per rule, each counted by its rule in pip"
 }
 
+# lock_state PID: "waiting" while PID is blocked in flock (a "->" line of
+# /proc/locks), "ended" once it has exited, else "running".
+lock_state()
+{
+	local st
+
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	if [ -z "$st" ] || [ "$st" = Z ]; then
+		echo ended
+	elif awk -v p="$1" '$2 == "->" && $3 == "FLOCK" && $6 == p { f = 1 } END { exit !f }' \
+		/proc/locks; then
+		echo waiting
+	else
+		echo running
+	fi
+}
+
+recovery()
+{
+	local P Q i st rc out
+
+	RET=0
+	qosctl_ns "$R" remove dev r0 >/dev/null 2>&1
+	QOSCTL_FAULT=cfg qosctl_ns "$R" apply pip-20pct dev r0 rate 100mbit >/dev/null 2>&1
+	rc=$?
+	[ $rc -eq 137 ]
+	check_err $? "QOSCTL_FAULT=cfg: apply exited $rc, not by SIGKILL"
+	spawn_ns "$R" P env QOSCTL_PAUSE=tree "$QOSCTL" apply pip-5pct dev r0 rate 100mbit
+	defer kill -CONT "$P"
+	stopped "$P"
+	check_err $? "the recovering apply did not stop at tree"
+	spawn_ns "$R" Q "$QOSCTL" apply pip-20pct dev r0 rate 100mbit
+	for ((i = 0; i < 200; i++)); do
+		st=$(lock_state "$Q")
+		[ "$st" != running ] && break
+		sleep 0.05
+	done
+	[ "$st" = waiting ]
+	check_err $? "the second apply is $st while the first holds the device, not waiting for its lock"
+	kill -CONT "$P"
+	ended "$P" && ended "$Q"
+	check_err $? "the applies did not end"
+	reap_pid "$P"
+	rc=$?
+	[ $rc -eq 0 ]
+	check_err $? "the recovering apply exited $rc: $(cat "$TMP/P.log")"
+	reap_pid "$Q"
+	rc=$?
+	[ $rc -eq 0 ]
+	check_err $? "the second apply exited $rc: $(cat "$TMP/Q.log")"
+	out=$(qosctl_ns "$R" show dev r0 -j | jq -r .profile)
+	[ "$out" = pip-20pct ]
+	check_err $? "profile after both: $out, not the second's pip-20pct"
+	log_test "an apply rolling back a killed one holds the lock: a second waits for it"
+}
+
 setup || { echo "setup failed"; exit $ksft_fail; }
 for ((r = 1; r <= ROUNDS; r++)); do
 	round $r
 done
+recovery
 qosctl_ns "$R" remove dev r0
 exit $EXIT_STATUS

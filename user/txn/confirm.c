@@ -94,9 +94,9 @@ static void keeper(struct qos_dev *dev, struct qos_undo *undo, uint64_t deadline
 		       err);
 		_exit(1);
 	}
+	/* No record left: no file either, whatever was applied before. */
 	qos_rec_remove(dev);
-	if (undo->prev.empty)
-		qos_dev_forget(dev);
+	qos_dev_forget(dev);
 	syslog(LOG_WARNING, "dev %s: not confirmed in time: rolled back to %s", dev->name,
 	       undo->prev.empty ? "no profile" : undo->prev.cfg.meta.profile);
 	_exit(0);

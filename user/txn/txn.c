@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "kernel/ifb.h"
 #include "kernel/qdisc.h"
@@ -55,9 +56,10 @@ static int roll_back_record(struct qos_dev *dev, struct qos_rec *rec, const char
 	qos_plan_free(&cur);
 	if (!ret) {
 		dev->recovered = true;
+		/* The lock file stays until the command ends (qos_txn_close):
+		 * unlinked now, it would let another qosctl lock a new file
+		 * while this one goes on changing the device. */
 		qos_rec_remove(dev);
-		if (rec->prev.empty)
-			qos_dev_forget(dev);
 		syslog(LOG_WARNING, "qosctl: dev %s: %s: rolled back to %s", dev->name, why,
 		       rec->prev.empty ? "no profile" : rec->prev.cfg.meta.profile);
 		qos_dbg("dev %s: %s: rolled back", dev->name, why);
@@ -110,6 +112,28 @@ int qos_txn_open(struct qos_dev *dev, const char *name, unsigned int flags, char
 	return ret;
 }
 
+/*
+ * The end of a command's hold on the device: a device it leaves without a
+ * record keeps no file, applied or not. What is applied is in the kernel,
+ * and a lock file kept beside it would outlive a network namespace deleted
+ * with the profile on (no qosctl runs there again to sweep it).
+ */
+static void unlock(struct qos_dev *dev)
+{
+	struct qos_rec rec;
+	int ret;
+
+	if (dev->lock_fd < 0)
+		return;
+	ret = qos_rec_read(dev, &rec);
+	if (ret == -ENOENT)
+		qos_dev_forget(dev);
+	else if (!ret)
+		qos_rec_free(&rec);
+	close(dev->lock_fd);
+	dev->lock_fd = -1;
+}
+
 int qos_txn_open_read(struct qos_dev *dev, const char *name, char *err, size_t errlen)
 {
 	int ret = qos_dev_open(dev, name, 0, err, errlen);
@@ -117,7 +141,11 @@ int qos_txn_open_read(struct qos_dev *dev, const char *name, char *err, size_t e
 	if (ret || !qos_txn_overdue(dev))
 		return ret;
 	qos_dev_close(dev);
-	return qos_txn_open(dev, name, 0, err, errlen);
+	/* Recovered under the lock, then read as any reader does. */
+	ret = qos_txn_open(dev, name, 0, err, errlen);
+	if (!ret)
+		unlock(dev);
+	return ret;
 }
 
 bool qos_txn_overdue(const struct qos_dev *dev)
@@ -428,11 +456,7 @@ int qos_txn_remove(struct qos_dev *dev, bool force, char *err, size_t errlen)
 
 void qos_txn_close(struct qos_dev *dev)
 {
-	struct qos_rec rec;
-
-	/* A device a command leaves without qosctl state keeps no file. */
-	if (dev->lock_fd >= 0 && !dev->applied && qos_rec_read(dev, &rec) == -ENOENT)
-		qos_dev_forget(dev);
+	unlock(dev);
 	qos_dev_close(dev);
 }
 
