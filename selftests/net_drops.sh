@@ -81,7 +81,7 @@ drained()
 
 flood_check()
 {
-	local p=$1 fam=$2 before after d tc_root q_root
+	local p=$1 fam=$2 before after d tc_root q_root i
 	local -a b a
 
 	before=$(qosctl_ns "$R" stats dev "$R_IF2" -j | stats_sum)
@@ -89,11 +89,19 @@ flood_check()
 	check_err $? "mausezahn -$fam failed"
 	drained
 	check_err $? "the root qdisc did not drain"
-	after=$(qosctl_ns "$R" stats dev "$R_IF2" -j)
-	tc_root=$(tc -n "$R" -s -j qdisc show dev "$R_IF2" root |
-		  jq -r '.[0] | "\(.packets) \(.bytes) \(.drops) \(.overlimits) \(.requeues)"')
-	q_root=$(jq -r '.qdisc | "\(.sent_packets) \(.sent_bytes) \(.drops) \(.overlimits) \(.requeues)"' \
-		 <<<"$after")
+	# r's own control packets (an MLD report after link up, 130 bytes)
+	# may leave between the two readings: read both again until they
+	# agree, at most 20 times. A qosctl that reported other statistics
+	# than the root's would never agree.
+	for ((i = 0; i < 20; i++)); do
+		after=$(qosctl_ns "$R" stats dev "$R_IF2" -j)
+		tc_root=$(tc -n "$R" -s -j qdisc show dev "$R_IF2" root |
+			  jq -r '.[0] | "\(.packets) \(.bytes) \(.drops) \(.overlimits) \(.requeues)"')
+		q_root=$(jq -r '.qdisc | "\(.sent_packets) \(.sent_bytes) \(.drops) \(.overlimits) \(.requeues)"' \
+			 <<<"$after")
+		[ "$tc_root" = "$q_root" ] && break
+		sleep 0.1
+	done
 	read -ra b <<<"$before"
 	read -ra a <<<"$(stats_sum <<<"$after")"
 	for i in 0 1 2 3 4 5; do
