@@ -4,7 +4,8 @@
 # The ifupdown hook (ifupdown/qosctl.in, installed in if-up.d and
 # if-down.d). First run as ifupdown runs it, with the environment it sets
 # (IFACE, LOGICAL, ADDRFAM, METHOD, MODE, PHASE and IF_QOS_* for the
-# stanza's qos-* options): ifup applies qos-profile at qos-rate, a second
+# stanza's qos-* options): ifup applies qos-profile at qos-rate, with
+# qos-ingress-rate (Linux 6.4 or later) and the words of qos-args, a second
 # stanza or a changed profile re-applies, ifdown removes, a second ifdown
 # and interfaces without qos-profile are left alone, a missing qos-rate or
 # an unknown profile fails and changes nothing. Then by ifup and ifdown
@@ -57,6 +58,28 @@ check_err $? "the hook failed"
 check_err $? "pip-20pct at 100mbit not applied: $(show .)"
 log_test "ifup: qos-profile pip-20pct, qos-rate 100mbit applied"
 
+RET=0
+run_hook start IF_QOS_PROFILE=pip-20pct IF_QOS_RATE=100mbit IF_QOS_ARGS="overhead 38 mpu 84" \
+	>/dev/null
+check_err $? "the hook failed with qos-args"
+[ "$(show '"\(.profile) \(.overhead) \(.mpu)"')" = "pip-20pct 38 84" ]
+check_err $? "qos-args overhead 38 mpu 84 not applied: $(show .)"
+log_test "ifup: qos-args overhead 38 mpu 84 applied"
+
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 4 ]; }; then
+	RET=0
+	run_hook start IF_QOS_PROFILE=pip-20pct IF_QOS_RATE=100mbit IF_QOS_INGRESS_RATE=20mbit \
+		>/dev/null
+	check_err $? "the hook failed with qos-ingress-rate"
+	[ "$(show .ingress_rate_bps)" = 20000000 ]
+	check_err $? "qos-ingress-rate 20mbit not applied: $(show .)"
+	log_test "ifup: qos-ingress-rate 20mbit applied"
+else
+	log_test_skip "ifup: qos-ingress-rate" "download shaping needs Linux 6.4 (this is $(uname -r))"
+fi
+
+RET=0
 run_hook start IF_QOS_PROFILE=pip-20pct IF_QOS_RATE=100mbit >/dev/null
 check_err $? "the hook failed on a second stanza"
 run_hook start IF_QOS_PROFILE=pip-5pct IF_QOS_RATE=200mbit >/dev/null

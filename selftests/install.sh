@@ -90,8 +90,8 @@ check_err $? "PREFIX=/usr: the unit does not run /usr/sbin/qosctl"
 log_test "make install PREFIX=/usr after PREFIX=/usr/local rebuilds for /usr"
 
 unit=$p/lib/systemd/system/qosctl@.service
-grep -qx 'ExecStart=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE}' "$unit" &&
-	grep -qx 'ExecReload=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE}' "$unit" &&
+grep -qx 'ExecStart=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE} $ARGS' "$unit" &&
+	grep -qx 'ExecReload=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE} $ARGS' "$unit" &&
 	grep -qx 'ExecStop=-/usr/local/sbin/qosctl remove dev %I' "$unit" &&
 	grep -qx 'EnvironmentFile=/etc/qosctl/%I.conf' "$unit" &&
 	grep -qx 'BindsTo=sys-subsystem-net-devices-%i.device' "$unit" &&
@@ -158,11 +158,11 @@ run_unit_line ExecStart >/dev/null
 check_err $? "ExecStart failed"
 [ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-5pct ]
 check_err $? "ExecStart did not apply pip-5pct"
-printf 'PROFILE=pip-20pct\nRATE=100mbit\n' >"$conf"
+printf 'PROFILE=pip-20pct\nRATE=100mbit\nARGS="overhead 38 mpu 84"\n' >"$conf"
 run_unit_line ExecReload >/dev/null
 check_err $? "ExecReload failed"
-[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-20pct ]
-check_err $? "ExecReload did not apply the changed conf's pip-20pct"
+[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r '"\(.profile) \(.overhead) \(.mpu)"')" = "pip-20pct 38 84" ]
+check_err $? "ExecReload did not apply the changed conf's pip-20pct with ARGS: $(qosctl_ns "$R" show dev "$R_IF2" -j)"
 run_unit_line ExecStop
 check_err $? "ExecStop failed"
 [ -z "$(dev_files "$R" "$R_IF2")" ]
