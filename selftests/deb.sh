@@ -69,7 +69,7 @@ done
 check_err $? "bash completion missing from the package"
 [ ! -f "$src/completion/_qosctl" ] || [ -s "$root/usr/share/zsh/vendor-completions/_qosctl" ]
 check_err $? "zsh completion missing from the package"
-grep -qx 'ExecStart=/usr/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE}' \
+grep -qx 'ExecStart=/usr/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE} $ARGS' \
 	"$root/lib/systemd/system/qosctl@.service"
 check_err $? "the unit does not run /usr/sbin/qosctl"
 [ -z "$(strings "$root/usr/sbin/qosctl" | grep -e "$src" -e "$tmp")" ]
