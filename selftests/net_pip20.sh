@@ -25,9 +25,9 @@
 #    machine itself is that slow), while the BE leaf queue is full: the
 #    BE class drops packets during the probes (a counter) and the BE
 #    median rises tenfold (the queue is full most of the time, not only
-#    at moments). The flood runs at the default nice level: at nice 19 a
-#    compiler beside the suite starved it, and the queue filled only at
-#    moments (BE p50 0.16 ms, p99 20.5 ms).
+#    at moments). The flood runs at nice 19: at the default level it
+#    competed with the probes' forwarding on a machine loaded by a VM
+#    beside the suite, and PIP's p99 grew by 2-3 ms in every attempt.
 # b. Exact counters: the per-class, per-family egress and ingress counters
 #    move by exactly the echo requests sent and the replies received.
 # c. remove leaves the kernel's default qdisc, no filter, no qosctl file.
@@ -113,7 +113,7 @@ measure()
 
 	# The flood outlasts the probes (irtt may have to retry its handshake
 	# when the BE queue drops it); it is stopped once they are done.
-	spawn_ns "$H1" flood iperf3 -"$fam" -u -b $FLOOD_RATE -t 30 -c "$dst"
+	spawn_ns "$H1" flood nice -n 19 iperf3 -"$fam" -u -b $FLOOD_RATE -t 30 -c "$dst"
 	sleep 1.5
 	kill -0 "$flood" 2>/dev/null ||
 		M_ERR="the iperf3 flood did not start: $(tail -1 "$TMP/flood.log")"
