@@ -27,7 +27,9 @@
 #    median rises tenfold (the queue is full most of the time, not only
 #    at moments). The flood runs at nice 19: at the default level it
 #    competed with the probes' forwarding on a machine loaded by a VM
-#    beside the suite, and PIP's p99 grew by 2-3 ms in every attempt.
+#    beside the suite, and PIP's p99 grew by 2-3 ms in every attempt. The
+#    price: a job at nice 0 beside the suite can starve the flood, and
+#    then this premise fails (the queue full only at moments).
 # b. Exact counters: the per-class, per-family egress and ingress counters
 #    move by exactly the echo requests sent and the replies received.
 # c. remove leaves the kernel's default qdisc, no filter, no qosctl file.
