@@ -437,6 +437,60 @@ static int run_continuous(const char *addr, struct probe_send_cfg *c, struct pro
 	return r;
 }
 
+/* The sender's address, interval, count and reply wait from @a. */
+static int send_cfg(const struct probe_args *a, struct probe_send_cfg *c, uint16_t *port)
+{
+	if (parse_port("probe send", a->port, port))
+		return -EINVAL;
+	if (!a->addr) {
+		qos_err("probe send: missing ADDRESS (the reflector's)");
+		return -EINVAL;
+	}
+	if (probe_addr(a->addr, *port, &c->dst, &c->dstlen)) {
+		qos_err("probe send: '%s': not an IPv4 or IPv6 address", a->addr);
+		return -EINVAL;
+	}
+	c->interval_ns = 100000000;
+	if (a->interval && (qos_parse_time(a->interval, &c->interval_ns) ||
+			    c->interval_ns < 1000000 || c->interval_ns > 60000000000ULL)) {
+		qos_err("probe send: interval '%s': expected a time from 1ms to 60s", a->interval);
+		return -EINVAL;
+	}
+	c->count = 10;
+	if (a->count && (qos_parse_u32(a->count, &c->count) || !c->count ||
+			 c->count > PROBE_COUNT_MAX)) {
+		qos_err("probe send: count '%s': expected 1-%d", a->count, PROBE_COUNT_MAX);
+		return -EINVAL;
+	}
+	c->wait_ns = PROBE_WAIT_NS + c->interval_ns;
+	return 0;
+}
+
+/* The options that only go together: --continuous with --listen, dev with
+ * an SLA of a continuous run, state with dev, -j without --continuous. */
+static int send_modes(const struct probe_args *a, const struct pm_sla *sla)
+{
+	if (opt.continuous != !!opt.listen) {
+		qos_err("probe send: --continuous and --listen ADDRESS go together");
+		return -EINVAL;
+	}
+	if (a->dev && (!opt.continuous || !sla->set)) {
+		qos_err("probe send: dev %s: publishes the verdict of --continuous with sla CLASS",
+			a->dev);
+		return -EINVAL;
+	}
+	if (a->state && !a->dev) {
+		qos_err("probe send: state %s: names where dev IFACE publishes; dev is missing",
+			a->state);
+		return -EINVAL;
+	}
+	if (opt.continuous && opt.json) {
+		qos_err("probe send: --continuous serves its metrics, -j is for a single run");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int do_probe_send(int argc, char **argv)
 {
 	struct pm_sla sla = {};
@@ -449,29 +503,8 @@ int do_probe_send(int argc, char **argv)
 	uint16_t port;
 	int r;
 
-	if (parse_probe(argc, argv, &a) || parse_port("probe send", a.port, &port))
+	if (parse_probe(argc, argv, &a) || send_cfg(&a, &c, &port))
 		return -EINVAL;
-	if (!a.addr) {
-		qos_err("probe send: missing ADDRESS (the reflector's)");
-		return -EINVAL;
-	}
-	if (probe_addr(a.addr, port, &c.dst, &c.dstlen)) {
-		qos_err("probe send: '%s': not an IPv4 or IPv6 address", a.addr);
-		return -EINVAL;
-	}
-	c.interval_ns = 100000000;
-	if (a.interval && (qos_parse_time(a.interval, &c.interval_ns) ||
-			   c.interval_ns < 1000000 || c.interval_ns > 60000000000ULL)) {
-		qos_err("probe send: interval '%s': expected a time from 1ms to 60s", a.interval);
-		return -EINVAL;
-	}
-	c.count = 10;
-	if (a.count && (qos_parse_u32(a.count, &c.count) || !c.count ||
-			c.count > PROBE_COUNT_MAX)) {
-		qos_err("probe send: count '%s': expected 1-%d", a.count, PROBE_COUNT_MAX);
-		return -EINVAL;
-	}
-	c.wait_ns = PROBE_WAIT_NS + c.interval_ns;
 	if (cli_check_profile("probe send", a.profile ? a.profile : PROBE_PROFILE))
 		return -EINVAL;
 	if (qos_profile_load(a.profile ? a.profile : PROBE_PROFILE, &p, err, sizeof(err))) {
@@ -480,26 +513,8 @@ int do_probe_send(int argc, char **argv)
 	}
 	r = pick_streams(&p, a.cls ? a.cls : "all", c.dst.ss_family, s, &n);
 	qos_profile_free(&p);
-	if (r || parse_sla(&a, s, n, &sla))
+	if (r || parse_sla(&a, s, n, &sla) || send_modes(&a, &sla))
 		return -EINVAL;
-	if (opt.continuous != !!opt.listen) {
-		qos_err("probe send: --continuous and --listen ADDRESS go together");
-		return -EINVAL;
-	}
-	if (a.dev && (!opt.continuous || !sla.set)) {
-		qos_err("probe send: dev %s: publishes the verdict of --continuous with sla CLASS",
-			a.dev);
-		return -EINVAL;
-	}
-	if (a.state && !a.dev) {
-		qos_err("probe send: state %s: names where dev IFACE publishes; dev is missing",
-			a.state);
-		return -EINVAL;
-	}
-	if (opt.continuous && opt.json) {
-		qos_err("probe send: --continuous serves its metrics, -j is for a single run");
-		return -EINVAL;
-	}
 	if (opt.continuous) {
 		struct pstate_pub pub = { .dirfd = -1 };
 		char name[32];
