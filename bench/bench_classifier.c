@@ -366,9 +366,68 @@ static int run_levels(struct qos *skel, struct qos_rule_maps *m, struct qos_cfg 
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * The BPF object, and in @cfg pip-20pct's configuration in it, without
+ * its policers: this measures the classifier alone (the token bucket, a
+ * spin lock and a clock read, is the forwarding benchmark's qosctl+police
+ * row, not this one).
+ */
+static struct qos *load(struct qos_cfg *cfg)
 {
 	static struct qos_profile prof;
+	struct qos *skel;
+	char err[512];
+	unsigned int i;
+
+	skel = qos__open();
+	if (!skel || qos_rule_maps_size(skel, CAPACITY) || qos__load(skel)) {
+		fprintf(stderr, "bench: loading the BPF object: %s (root?)\n", strerror(errno));
+		return NULL;
+	}
+	if (qos_profile_load(QOS_SRCDIR "/tc-profiles/pip-20pct", &prof, err, sizeof(err))) {
+		fprintf(stderr, "bench: %s\n", err);
+		qos__destroy(skel);
+		return NULL;
+	}
+	cls_pip = qos_profile_class(&prof, "pip")->id;
+	cls_lbe = qos_profile_class(&prof, "lbe")->id;
+	for (i = 0; i < prof.nclasses; i++)
+		prof.classes[i].police.set = false;
+	qos_profile_fill_cfg(&prof, cfg);
+	qos_test_cfg_put(skel, cfg);
+	return skel;
+}
+
+/* The policer table: ns per packet per variant and shape, with @rules
+ * rules per family, and the net cost against the unpoliced row. */
+static void print_police(double pol[P_MAX][S_MAX], unsigned int rules, double empty_ns)
+{
+	int s, c;
+
+	printf("\npolicer on the hit class, %u rules per family: ns per packet, and net =\n"
+	       "policed - unpoliced, also as a multiple of the empty program (%.1f ns)\n\n",
+	       rules, empty_ns);
+	printf("%-26s", "");
+	for (s = 0; s < S_MAX; s++)
+		printf(" %9.9s", shape_names[s]);
+	printf(" %9s %9s\n", "mean net", "x empty");
+	for (c = 0; c < P_MAX; c++) {
+		double net = 0;
+
+		printf("%-26s", police_var[c].name);
+		for (s = 0; s < S_MAX; s++) {
+			printf(" %9.1f", pol[c][s]);
+			net += (pol[c][s] - pol[P_NONE][s]) / S_MAX;
+		}
+		if (c == P_NONE)
+			printf("\n");
+		else
+			printf(" %9.1f %9.2f\n", net, net / empty_ns);
+	}
+}
+
+int main(int argc, char **argv)
+{
 	static double ns[NLEVELS][S_MAX], pns[NLEVELS][S_MAX];
 	double none[S_MAX], pnone[S_MAX], base[S_MAX], pol[P_MAX][S_MAX];
 	struct qos_rule_maps m;
@@ -376,7 +435,6 @@ int main(int argc, char **argv)
 	struct qos *skel;
 	uint32_t repeat = 1000000;
 	int runs = 7, nlevels = NLEVELS, prog, empty, s, c, ok = 1;
-	char err[512];
 	static struct pkt pkts[S_MAX];
 
 	while ((c = getopt(argc, argv, "r:n:l:")) != -1) {
@@ -395,24 +453,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	skel = qos__open();
-	if (!skel || qos_rule_maps_size(skel, CAPACITY) || qos__load(skel)) {
-		fprintf(stderr, "bench: loading the BPF object: %s (root?)\n", strerror(errno));
+	skel = load(&cfg);
+	if (!skel)
 		return 1;
-	}
-	if (qos_profile_load(QOS_SRCDIR "/tc-profiles/pip-20pct", &prof, err, sizeof(err))) {
-		fprintf(stderr, "bench: %s\n", err);
-		return 1;
-	}
-	cls_pip = qos_profile_class(&prof, "pip")->id;
-	cls_lbe = qos_profile_class(&prof, "lbe")->id;
-	/* The classifier alone: pip-20pct polices PIP, and the token bucket
-	 * (a spin lock and a clock read) is the forwarding benchmark's
-	 * qosctl+police row, not this one. */
-	for (s = 0; s < (int)prof.nclasses; s++)
-		prof.classes[s].police.set = false;
-	qos_profile_fill_cfg(&prof, &cfg);
-	qos_test_cfg_put(skel, &cfg);
 	m = qos_test_rule_maps(skel);
 	prog = bpf_program__fd(skel->progs.qos_ingress);
 	empty = empty_prog();
@@ -447,26 +490,7 @@ int main(int argc, char **argv)
 	printf("targets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
 	       ok ? "met" : "NOT met");
 
-	printf("\npolicer on the hit class, %u rules per family: ns per packet, and net =\n"
-	       "policed - unpoliced, also as a multiple of the empty program (%.1f ns)\n\n",
-	       levels[nlevels - 1], base[0]);
-	printf("%-26s", "");
-	for (s = 0; s < S_MAX; s++)
-		printf(" %9.9s", shape_names[s]);
-	printf(" %9s %9s\n", "mean net", "x empty");
-	for (c = 0; c < P_MAX; c++) {
-		double net = 0;
-
-		printf("%-26s", police_var[c].name);
-		for (s = 0; s < S_MAX; s++) {
-			printf(" %9.1f", pol[c][s]);
-			net += (pol[c][s] - pol[P_NONE][s]) / S_MAX;
-		}
-		if (c == P_NONE)
-			printf("\n");
-		else
-			printf(" %9.1f %9.2f\n", net, net / base[0]);
-	}
+	print_police(pol, levels[nlevels - 1], base[0]);
 	qos__destroy(skel);
 	return 0;
 }
