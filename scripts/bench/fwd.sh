@@ -87,7 +87,8 @@ capture_tree()
 	a=$(ifname_unique bta) b=$(ifname_unique btb)
 	ip -n "$R" link add "$a" type veth peer name "$b" || return 1
 	ip -n "$R" link set "$a" up
-	if ! qosctl_ns "$R" apply "$PROFILE" dev "$a" rate "$LINK"; then
+	# apply's summary line on stdout is not part of the batch.
+	if ! qosctl_ns "$R" apply "$PROFILE" dev "$a" rate "$LINK" >/dev/null; then
 		ip -n "$R" link del "$a"
 		return 1
 	fi

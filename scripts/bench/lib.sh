@@ -59,7 +59,7 @@ print_csv()
 # Does this qosctl build have `qosctl rule` (classifier branch)?
 qosctl_has_rules()
 {
-	"$QOSCTL" help 2>/dev/null | grep -q '^ *qosctl rule '
+	"$QOSCTL" help rule >/dev/null 2>&1
 }
 
 # qosctl_accepts PROFILE: does the running qosctl accept every key of
