@@ -498,6 +498,32 @@ static uint64_t memlock(struct bpf_map *map)
 #define MAP_HDR_MAX	1024
 
 /*
+ * Hit counters, a per-CPU hash, filled with @entries ids: empty, its
+ * buckets; full, per id a 72-byte element (from kmalloc-96: the estimate,
+ * @est, counts 96), a 16-byte holder and 16 bytes on every CPU.
+ */
+static void rule_stats_mem(struct __test_metadata *_metadata, struct bpf_map *map,
+			   uint32_t entries, int ncpus, uint64_t est)
+{
+	uint64_t empty, full, elem;
+	struct qos_ctr *zero;
+	uint32_t i;
+
+	empty = memlock(map);
+	EXPECT_LE(empty - entries * 16, MAP_HDR_MAX);
+	zero = calloc(ncpus, sizeof(*zero));
+	ASSERT_NE(NULL, zero);
+	for (i = 0; i < entries; i++)
+		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(map), &i, zero, BPF_NOEXIST));
+	free(zero);
+	full = memlock(map);
+	elem = (full - empty) / entries;
+	EXPECT_EQ(full - empty, elem * entries);
+	EXPECT_EQ(72 + 16 + 16 * ncpus, elem);
+	EXPECT_EQ(entries * (16 + 96 + 16 + 16 * ncpus), est);
+}
+
+/*
  * qos_mem_bytes() against the kernel's own accounting of the maps
  * (fdinfo "memlock"), the rule hash filled to capacity. Since Linux 6.4
  * that accounting follows the allocations, a hash counting its elements as
@@ -511,7 +537,6 @@ TEST(mem_estimate)
 	static struct qos_profile prof;
 	struct qos_rule_val val = {};
 	struct qos_rule_key key = {};
-	struct qos_ctr *zero;
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t empty, full, elem, est, counters, other;
 	int inner;
@@ -566,22 +591,8 @@ TEST(mem_estimate)
 	EXPECT_LE(memlock(skel->maps.qos_rules4) - empty, elem * prof.rule_entries);
 	EXPECT_EQ(prof.rule_entries * (16 + 16 + 192), m.rule_hash);
 
-	/* Hit counters, a per-CPU hash: empty, its buckets; full, per id a
-	 * 72-byte element (from kmalloc-96: the estimate counts 96), a 16-byte
-	 * holder and 16 bytes on every CPU. */
-	empty = memlock(skel->maps.qos_rule_stats);
-	EXPECT_LE(empty - prof.rule_entries * 16, MAP_HDR_MAX);
-	zero = calloc(ncpus, sizeof(*zero));
-	ASSERT_NE(NULL, zero);
-	for (i = 0; i < prof.rule_entries; i++)
-		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rule_stats), &i, zero,
-						 BPF_NOEXIST));
-	free(zero);
-	full = memlock(skel->maps.qos_rule_stats);
-	elem = (full - empty) / prof.rule_entries;
-	EXPECT_EQ(full - empty, elem * prof.rule_entries);
-	EXPECT_EQ(72 + 16 + 16 * ncpus, elem);
-	EXPECT_EQ(prof.rule_entries * (16 + 96 + 16 + 16 * ncpus), m.rule_stats);
+	rule_stats_mem(_metadata, skel->maps.qos_rule_stats, prof.rule_entries, ncpus,
+		       m.rule_stats);
 
 	/* Arrays: the estimate is the accounting less the map headers. */
 	counters = memlock(skel->maps.qos_stats) + memlock(skel->maps.qos_unparsed) +
