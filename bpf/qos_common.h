@@ -346,10 +346,12 @@ struct qos_cfg {
 	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];
 	struct qos_rule_set rs;		/* rule shapes; qos_cfg.rules says which families */
 	/* Download shaping: the IFB ingress redirects every packet it does
-	 * not drop to, with skb->priority = classid[class] (the IFB's tree
-	 * is the egress tree's twin, same handle and classids). 0 = none. */
+	 * not drop to (0 = none), with skb->priority = ifb_classid[class],
+	 * the class of the IFB's own tree (0: the priority is left as it
+	 * is). */
 	__u32 ifb_ifindex;
 	__u32 ifb_pad;
+	__u32 ifb_classid[QOS_MAX_CLASSES];
 	struct qos_meta meta;
 	/* The IFB's tree, as meta is the egress tree's: rate_bps 0 = no
 	 * download shaping. Never read by the data path. */

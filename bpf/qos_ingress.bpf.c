@@ -36,19 +36,19 @@ __noinline int qos_police_step(struct __sk_buff *skb, const struct qos_pkt *pkt,
 
 /*
  * Download shaping: into class @cls of the IFB's tree. skb->priority, not
- * the mark, picks the class there: the IFB's tree has the egress tree's
- * handle and classids, HTB and PRIO read skb->priority directly, and
- * nothing between this redirect and the IFB's qdisc rewrites it, so the
- * IFB needs no program of its own. bpf_redirect() fails only on flags it
+ * the mark, picks the class there: HTB and PRIO read skb->priority
+ * directly, and nothing between this redirect and the IFB's qdisc rewrites
+ * it, so the IFB needs no program of its own. bpf_redirect() fails only on flags it
  * does not know; should it, the packet passes unshaped, and is counted.
  */
 static __always_inline int qos_to_ifb(struct __sk_buff *skb, const struct qos_cfg *cfg,
 				      __u32 cls, __u32 len)
 {
-	__u32 classid = cfg->classid[cls & (QOS_MAX_CLASSES - 1)];
+	__u32 classid;
 
 	if (!cfg->ifb_ifindex)
 		return TC_ACT_UNSPEC;
+	classid = cfg->ifb_classid[cls & (QOS_MAX_CLASSES - 1)];
 	if (classid)
 		skb->priority = classid;
 	if (bpf_redirect(cfg->ifb_ifindex, 0) == TC_ACT_REDIRECT)

@@ -11,6 +11,9 @@
  *   bits kept, IPv6 flow label kept, everything else byte for byte, and
  *   the packet counted with verdict remark in its family.
  *
+ * - with download shaping, ingress hands the IFB the class of the IFB's own
+ *   tree, which a tree per TX queue at egress does not change.
+ *
  * And what any profile asks of the kernel's memory: the estimate `qosctl
  * validate` prints, against the kernel's own accounting of the maps.
  *
@@ -29,6 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "kselftest_harness.h"
+#include "txn/plan.h"
 #include "pkt.h"
 #include "qos_test.h"
 
@@ -469,6 +473,43 @@ TEST(border_remark)
 	EXPECT_EQ(classid(CLS_BE), r.ctx.priority);
 	EXPECT_EQ(1, count(skel, QOS_DIR_EGRESS, CLS_BE, QOS_FAM_IPV4, QOS_V_PASS));
 	qos__destroy(skel);
+}
+
+/*
+ * pip-20pct planned with a tree per TX queue (2) and download shaping:
+ * egress queues PIP in queue 0's tree (major 0x100), the IFB's one tree
+ * has the profile's own handle (1:), and ingress must redirect with the
+ * IFB's classid, IPv4 and IPv6 alike. Run by BPF_PROG_TEST_RUN, the
+ * redirect is only the verdict: nothing is sent.
+ */
+TEST(ifb_classid_with_queues)
+{
+	static struct qos_plan plan;
+	static struct run_result r;
+	static struct pkt p;
+	struct qos *skel;
+	char err[512], path[512];
+	int v6;
+
+	snprintf(path, sizeof(path), "%s/tc-profiles/pip-20pct", QOS_SRCDIR);
+	ASSERT_EQ(0, qos_plan_profile(path, 1000000000, 20000000, NULL, 1500, 2, 2, &plan, err,
+				      sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0x1000000 | 0x12, plan.cfg.classid[CLS_PIP]);
+	ASSERT_EQ(classid(CLS_PIP), plan.cfg.ifb_classid[CLS_PIP]);
+	ASSERT_EQ(0x10000, plan.cfg.ifb.qdisc_handle);
+	plan.cfg.ifb_ifindex = 1;
+	skel = qos__open_and_load();
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(0, qos_test_cfg_put(skel, &plan.cfg));
+	for (v6 = 0; v6 <= 1; v6++) {
+		build_udp(&p, v6, 46, 0);
+		pkt_run(bpf_program__fd(skel->progs.qos_ingress), &p, 0, &r);
+		ASSERT_EQ(0, r.err);
+		EXPECT_EQ(TC_ACT_REDIRECT, r.retval) TH_LOG("%s", v6 ? "ipv6" : "ipv4");
+		EXPECT_EQ(classid(CLS_PIP), r.ctx.priority) TH_LOG("%s", v6 ? "ipv6" : "ipv4");
+	}
+	qos__destroy(skel);
+	qos_plan_free(&plan);
 }
 
 /* The kernel's own accounting of a map ("memlock" in its fdinfo). */

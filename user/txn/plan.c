@@ -219,15 +219,10 @@ static int ifb_plan(const struct qos_profile *p, uint64_t ingress_bps, bool from
 			 qos_fmt_rate(ingress_bps, r, sizeof(r)), why);
 		return ret;
 	}
-	/* The ingress program hands the IFB the egress tree's classid in
-	 * skb->priority; with a tree per TX queue that is queue 0's major,
-	 * which the IFB's one tree then takes too. */
-	if (plan->cfg.queues > 1) {
-		m->qdisc_handle = QOS_QUEUE_MAJOR(0) << 16;
-		for (i = 0; i < m->nclasses; i++)
-			m->classes[i].classid = QOS_QUEUE_MAJOR(0) << 16 |
-						TC_H_MIN(m->classes[i].classid);
-	}
+	/* The ingress program hands the IFB its own tree's classid, which
+	 * a tree per TX queue at egress does not change. */
+	for (i = 0; i < m->nclasses; i++)
+		plan->cfg.ifb_classid[m->classes[i].id] = m->classes[i].classid;
 	m->version = QOS_META_VERSION;
 	m->flags = QOS_META_F_ROOT;
 	snprintf(m->profile, sizeof(m->profile), "%s", p->name);
