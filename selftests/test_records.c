@@ -27,6 +27,7 @@
 #define REC_NEXT_LEN	40	/* prev_len, next_len */
 #define REC_HDR		48
 #define PLAN_NRULES	16	/* plan_hdr: magic, size, obj_hash, nrules */
+#define PLAN_HDR	24
 
 static uint64_t get64(const uint8_t *b, size_t off)
 {
@@ -168,7 +169,8 @@ TEST(record_huge_rule_count)
 	free(buf);
 }
 
-/* Names that do not end are ended: they are printed with %s. */
+/* Names that do not end (a rule's, the profile's) are ended: they are
+ * printed with %s. */
 TEST(record_names_end)
 {
 	struct qos_rec rec;
@@ -178,8 +180,12 @@ TEST(record_names_end)
 	make_record(&buf, &len);
 	off = get64(buf, REC_PREV_LEN) - 3 * sizeof(struct qos_rule);
 	memset(buf + REC_HDR + off + offsetof(struct qos_rule, name), 'x', QOS_RULE_NAME_LEN);
+	/* The first plan's profile name: the plan follows its 24-byte header. */
+	memset(buf + REC_HDR + PLAN_HDR + offsetof(struct qos_plan, cfg.meta.profile), 'x',
+	       QOS_PROFILE_NAME_LEN);
 	ASSERT_EQ(0, qos_rec_decode(buf, len, &rec));
 	EXPECT_EQ(QOS_RULE_NAME_LEN - 1, strlen(rec.prev.rules.r[0].name));
+	EXPECT_EQ(QOS_PROFILE_NAME_LEN - 1, strlen(rec.prev.cfg.meta.profile));
 	qos_rec_free(&rec);
 	free(buf);
 }

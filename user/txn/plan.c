@@ -424,11 +424,14 @@ int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan)
 		return -EINVAL;
 	memcpy(plan, b + sizeof(h), sizeof(*plan));
 	memset(&plan->rules, 0, sizeof(plan->rules));
+	/* Printed with %s (syslog, errors): a crafted name must still end. */
+	plan->cfg.meta.profile[sizeof(plan->cfg.meta.profile) - 1] = '\0';
+	for (i = 0; i < QOS_MAX_CLASSES; i++)
+		plan->cfg.meta.classes[i].name[sizeof(plan->cfg.meta.classes[i].name) - 1] = '\0';
 	for (i = 0; i < h.nrules && !ret; i++) {
 		struct qos_rule r;
 
 		memcpy(&r, b + sizeof(h) + sizeof(*plan) + i * sizeof(r), sizeof(r));
-		/* Printed with %s: a crafted name must still end. */
 		r.name[sizeof(r.name) - 1] = '\0';
 		r.class_name[sizeof(r.class_name) - 1] = '\0';
 		r.police_demote[sizeof(r.police_demote) - 1] = '\0';
