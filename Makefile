@@ -16,7 +16,7 @@
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
 #   make bench-lookup  one rule lookup: 48-byte key, a key per family, LPM trie
 #   make bench-mq     two CPUs through one HTB root against a tree per TX queue
-#   make fuzz         fuzz the profile parser for FUZZ_SECONDS (libFuzzer)
+#   make fuzz         fuzz each parser of untrusted input for FUZZ_SECONDS (libFuzzer)
 
 SANITIZE ?=
 # A sanitized build goes to its own directory: make does not track flags,
@@ -116,11 +116,17 @@ FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
 	       -std=gnu11 -I$(OUTPUT) -Iuser
 FUZZ_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(LIB_SRCS))
-FUZZ_PROFILE := $(OUTPUT)/fuzz/fuzz_profile
+# One target per parser of input qosctl does not write itself, fuzz/NAME.c
+# each (Documentation/testing.rst, "Fuzzing"). The domain file joins them
+# as fuzz_domain once `qosctl domain load` parses one: add its name here,
+# its seeds in LLVMFuzzerInitialize() (fuzz/seeds.h) and a dictionary
+# fuzz/domain.dict if it has keys.
+FUZZ_NAMES := fuzz_profile fuzz_stamp fuzz_record fuzz_reserve
+FUZZ_BINS := $(addprefix $(OUTPUT)/fuzz/,$(FUZZ_NAMES))
 HAVE_FUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
 		 $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo 1)
 
-all: $(QOSCTL) $(OUTPUT)/qosctl.8 install-files selftests $(if $(HAVE_FUZZER),$(FUZZ_PROFILE))
+all: $(QOSCTL) $(OUTPUT)/qosctl.8 install-files selftests $(if $(HAVE_FUZZER),$(FUZZ_BINS))
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/bench $(OUTPUT)/dist:
 	$(Q)mkdir -p $@
@@ -213,17 +219,23 @@ $(OUTPUT)/fuzz/libqos.a: $(FUZZ_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(FUZZ_PROFILE): fuzz/fuzz_profile.c $(OUTPUT)/fuzz/libqos.a
+$(FUZZ_BINS): $(OUTPUT)/fuzz/%: fuzz/%.c fuzz/seeds.h $(OUTPUT)/fuzz/libqos.a
 	$(call msg,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PC_CFLAGS) $< $(OUTPUT)/fuzz/libqos.a \
 		$(PC_LIBS) -lm -o $@
 
-# The corpus grows in the output directory; tc-profiles/ seeds it.
+# Each target for FUZZ_SECONDS; the corpora grow in the output directory,
+# seeded by tc-profiles/ (the profile parser) and by the targets themselves
+# (QOS_FUZZ_SEEDS, fuzz/seeds.h).
 fuzz: deps
-	$(Q)$(MAKE) --no-print-directory $(FUZZ_PROFILE)
-	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
-	$(Q)$(FUZZ_PROFILE) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -dict=fuzz/profile.dict \
-		$(OUTPUT)/fuzz/corpus tc-profiles
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)set -e; for f in $(FUZZ_NAMES); do \
+		c=$(OUTPUT)/fuzz/corpus-$${f#fuzz_}; mkdir -p $$c; \
+		d=fuzz/$${f#fuzz_}.dict; \
+		QOS_FUZZ_SEEDS=$$c $(OUTPUT)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+			$$(test -f $$d && echo -dict=$$d) $$c \
+			$$(test $$f = fuzz_profile && echo tc-profiles); \
+	done
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -263,7 +275,7 @@ check:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -C selftests run_tests OUTPUT=$(ABS_OUTPUT)/selftests \
 		TOP_OUTPUT=$(ABS_OUTPUT) SANITIZE=$(SANITIZE) \
-		FUZZ_PROFILE=$(if $(HAVE_FUZZER),$(abspath $(FUZZ_PROFILE)))
+		FUZZ_DIR=$(if $(HAVE_FUZZER),$(abspath $(OUTPUT)/fuzz))
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)

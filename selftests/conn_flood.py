@@ -4,7 +4,7 @@
 # Hold many TCP connections to an HTTP server open, the way a careless or
 # hostile client would:
 #
-#   conn_flood.py HOST PORT IDLE IDLE_SRC[,SRC...] SLOW SLOW_SRC[,SRC...]
+#   conn_flood.py HOST PORT IDLE IDLE_SRC[,SRC...] SLOW SLOW_SRC[,SRC...] [reconnect]
 #
 # IDLE connections send nothing; SLOW ones send a request line and then
 # trickle a header one byte every half second, never ending the headers,
@@ -12,9 +12,15 @@
 # round-robin over its source addresses (bound before connect), so that a
 # server's per-address cap can be told apart from its global one.
 #
+# HOST and the sources are IPv4 or IPv6 addresses, all of one family.
+#
+# With "reconnect", a connection the server closes is opened again from
+# the same address at once, the way a determined attacker keeps its count.
+#
 # Prints "ready idle=N slow=N failed=N" once every connect has been tried,
 # then once a second "open idle=N slow=N": the connections the server has
-# not closed yet. Runs until killed.
+# not closed yet (with "reconnect", then " reconnected=N"). Runs until
+# killed.
 
 import resource
 import selectors
@@ -26,7 +32,8 @@ TRICKLE = 0.5
 
 
 def connect(host, port, src):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM)
     s.bind((src, 0))
     s.settimeout(2)
     try:
@@ -38,10 +45,26 @@ def connect(host, port, src):
     return s
 
 
+def start(sel, slow, kind, host, port, src):
+    s = connect(host, port, src)
+    if not s:
+        return False
+    if kind == "slow":
+        try:
+            s.send(b"GET /metrics HTTP/1.1\r\nHost: flood\r\nX-Flood: ")
+        except OSError:
+            pass
+        slow.add(s)
+    sel.register(s, selectors.EVENT_READ, (kind, src))
+    return True
+
+
 def main():
     host, port = sys.argv[1], int(sys.argv[2])
     n_idle, idle_src = int(sys.argv[3]), sys.argv[4].split(",")
     n_slow, slow_src = int(sys.argv[5]), sys.argv[6].split(",")
+    reconnect = sys.argv[7:] == ["reconnect"]
+    reconnected = 0
 
     # One descriptor per connection, and the default soft limit is often
     # 1024.
@@ -53,22 +76,14 @@ def main():
 
     sel = selectors.DefaultSelector()
     open_ = {"idle": 0, "slow": 0}
-    slow = []
+    slow = set()
     failed = 0
     for kind, n, srcs in (("idle", n_idle, idle_src), ("slow", n_slow, slow_src)):
         for i in range(n):
-            s = connect(host, port, srcs[i % len(srcs)])
-            if not s:
+            if start(sel, slow, kind, host, port, srcs[i % len(srcs)]):
+                open_[kind] += 1
+            else:
                 failed += 1
-                continue
-            if kind == "slow":
-                try:
-                    s.send(b"GET /metrics HTTP/1.1\r\nHost: flood\r\nX-Flood: ")
-                except OSError:
-                    pass
-                slow.append(s)
-            sel.register(s, selectors.EVENT_READ, kind)
-            open_[kind] += 1
     print(f"ready idle={open_['idle']} slow={open_['slow']} failed={failed}", flush=True)
 
     next_trickle = next_status = time.monotonic()
@@ -76,14 +91,14 @@ def main():
         now = time.monotonic()
         if now >= next_trickle:
             for s in slow:
-                if s.fileno() >= 0:
-                    try:
-                        s.send(b"a")
-                    except OSError:
-                        pass
+                try:
+                    s.send(b"a")
+                except OSError:
+                    pass
             next_trickle = now + TRICKLE
         if now >= next_status:
-            print(f"open idle={open_['idle']} slow={open_['slow']}", flush=True)
+            more = f" reconnected={reconnected}" if reconnect else ""
+            print(f"open idle={open_['idle']} slow={open_['slow']}{more}", flush=True)
             next_status = now + 1
         for key, _ in sel.select(timeout=min(next_trickle, next_status) - now):
             s = key.fileobj
@@ -97,9 +112,14 @@ def main():
             # with the connection; only its close counts here.
             if data:
                 continue
+            kind, src = key.data
             sel.unregister(s)
+            slow.discard(s)
             s.close()
-            open_[key.data] -= 1
+            if reconnect and start(sel, slow, kind, host, port, src):
+                reconnected += 1
+            else:
+                open_[kind] -= 1
 
 
 if __name__ == "__main__":

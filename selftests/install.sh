@@ -97,7 +97,7 @@ grep -qx 'ExecStart=/usr/local/sbin/qosctl apply ${PROFILE} dev %I rate ${RATE} 
 	grep -qx 'BindsTo=sys-subsystem-net-devices-%i.device' "$unit" &&
 	grep -qx 'WantedBy=sys-subsystem-net-devices-%i.device' "$unit"
 check_err $? "unexpected unit: $(cat "$unit")"
-grep -qx 'ExecStart=/usr/local/sbin/qosctl exporter --listen ${LISTEN}' \
+grep -qx 'ExecStart=/usr/local/sbin/qosctl exporter --listen ${LISTEN} $ARGS' \
 	"$p/lib/systemd/system/qosctl-exporter.service" &&
 	grep -qx 'LISTEN=127.0.0.1:9464' "$dest/etc/default/qosctl-exporter"
 check_err $? "unexpected exporter unit or /etc/default/qosctl-exporter"

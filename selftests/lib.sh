@@ -446,3 +446,32 @@ qdisc_available()
 	ip netns del "$ns"
 	return $ok
 }
+
+# fuzz_run NAME WHAT [ARGS...]: run the libFuzzer target $FUZZ_DIR/NAME
+# for FUZZ_SECONDS (30 by default) with its dictionary (fuzz/NAME.dict,
+# without the fuzz_ prefix) if there is one, its own seeds (QOS_FUZZ_SEEDS)
+# and ARGS (more corpus directories); any crash, sanitizer report, leak or
+# 10 s hang fails, the input kept under $TEST_OUTPUT. WHAT names the
+# parser in the log line. Skips when the fuzzer runtime is missing.
+fuzz_run()
+{
+	local name=$1 what=$2 bin=${FUZZ_DIR:-}/$1 corpus dict rc runs
+
+	shift 2
+	RET=0
+	if [ -z "${FUZZ_DIR:-}" ] || [ ! -x "$bin" ]; then
+		echo "SKIP: no $name: clang's libFuzzer runtime (libclang-rt-14-dev) is missing"
+		return $ksft_skip
+	fi
+	corpus=$(mktemp -d)
+	defer rm -rf "$corpus"
+	dict=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../fuzz/${name#fuzz_}.dict
+	QOS_FUZZ_SEEDS=$corpus "$bin" -max_total_time="${FUZZ_SECONDS:-30}" -timeout=10 \
+		-print_final_stats=1 $([ -f "$dict" ] && echo "-dict=$dict") \
+		-artifact_prefix="${TEST_OUTPUT:-$corpus}/$name-" "$corpus" "$@" >"$corpus/log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$corpus/log")
+	check_err $rc "$(grep -A20 -m1 'ERROR\|runtime error\|Test unit written' "$corpus/log")"
+	log_test "$what fuzzed ${FUZZ_SECONDS:-30}s, ${runs:-?} inputs, no crash, leak or report"
+	return 0
+}

@@ -27,6 +27,9 @@
 # rollback to no profile unlinked the lock file while the command went on,
 # and the second apply locked a new file and ran beside it.
 #
+# First, 20 removes each racing show, stats and stats --prometheus in
+# loops: none may leave clsact behind (readers_race_remove).
+#
 # Before the redesign rule add and del locked the pin directory while
 # apply locked /run/qosctl/NAME.lock: an apply that read the live rules
 # before a rule add committed and wrote its rule set after dropped that
@@ -208,7 +211,49 @@ recovery()
 	log_test "an apply rolling back a killed one holds the lock: a second waits for it"
 }
 
+# Readers racing remove. show, stats and stats --prometheus take no lock,
+# and each asks the kernel for qosctl's filters (RTM_GETTFILTER). While a
+# filter request is in flight the kernel holds a reference on clsact and
+# refuses to delete it ("Current ingress or clsact Qdisc has ongoing
+# filter requests", EBUSY: Linux 6.5, and 6.1.y). remove took that for
+# "not ours to delete" and left clsact behind: 3 to 7 rounds of 20 with
+# show alone, the mechanism behind apply's read-back summary (d1de80c).
+# READ_ROUNDS rounds: apply, three readers in a loop, remove; after each,
+# no clsact on r0, and remove exited 0.
+READ_ROUNDS=20
+readers_race_remove()
+{
+	local i cmd pids left=0 failed=0 out n
+
+	RET=0
+	for ((i = 1; i <= READ_ROUNDS; i++)); do
+		out=$(qosctl_ns "$R" apply pip-20pct dev r0 rate 100mbit 2>&1)
+		check_err $? "round $i: apply: $out"
+		touch "$TMP/readers"
+		pids=()
+		for cmd in show stats "stats --prometheus"; do
+			while [ -e "$TMP/readers" ]; do
+				qosctl_ns "$R" $cmd dev r0 >/dev/null 2>&1
+			done &
+			pids+=($!)
+		done
+		sleep 0.1
+		out=$(qosctl_ns "$R" remove dev r0 2>&1) || { failed=$((failed + 1)); echo "# $out"; }
+		rm -f "$TMP/readers"
+		wait "${pids[@]}"
+		n=$(tc -n "$R" -j qdisc show dev r0 | jq '[.[] | select(.kind == "clsact")] | length')
+		if [ "$n" -ne 0 ]; then
+			left=$((left + 1))
+			tc -n "$R" qdisc del dev r0 clsact
+		fi
+	done
+	[ $left -eq 0 ] && [ $failed -eq 0 ]
+	check_err $? "clsact left behind by $left of $READ_ROUNDS removes, $failed removes failed"
+	log_test "show, stats, stats --prometheus racing remove: no clsact left, $READ_ROUNDS rounds"
+}
+
 setup || { echo "setup failed"; exit $ksft_fail; }
+readers_race_remove
 for ((r = 1; r <= ROUNDS; r++)); do
 	round $r
 done

@@ -20,62 +20,6 @@
 #include "model/reserve.h"
 #include "txn/txn.h"
 
-/* One request: its rule, and the expiry asked for (ns from now, 0: none). */
-struct request {
-	struct qos_rule r;
-	uint64_t for_ns;
-};
-
-/* qos_parse_time()'s units, and hours and days. */
-static int parse_duration(const char *s, uint64_t *ns)
-{
-	unsigned long long n;
-	char *end;
-
-	n = strtoull(s, &end, 10);
-	if (end != s && (!strcmp(end, "h") || !strcmp(end, "d")) && n <= 3650 * 24) {
-		*ns = n * 3600ULL * 1000000000ULL * (*end == 'd' ? 24 : 1);
-		return 0;
-	}
-	return qos_parse_time(s, ns);
-}
-
-/* KEY VALUE into @q: the reservation's words, mapped onto a rule's keys. */
-static int request_set(struct request *q, const char *key, const char *val, char *err,
-		       size_t errlen)
-{
-	static const char *const pass[] = { "src", "dst", "flowlabel", "proto", "sport", "dport" };
-	const char *rkey = NULL;
-	char msg[256];
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(pass) && !rkey; i++)
-		if (!strcmp(key, pass[i]))
-			rkey = key;
-	if (!strcmp(key, "rate"))
-		rkey = "police";
-	else if (!strcmp(key, "burst"))
-		rkey = "burst";
-	else if (!strcmp(key, "id"))
-		rkey = "name";
-	if (!strcmp(key, "for")) {
-		if (parse_duration(val, &q->for_ns) || !q->for_ns) {
-			snprintf(err, errlen, "for: '%s' is not a duration (30s, 10m, 2h)", val);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!rkey) {
-		snprintf(err, errlen, "'%s' is not a key of a reservation", key);
-		return -EINVAL;
-	}
-	if (qos_rule_set(&q->r, rkey, val, msg, sizeof(msg))) {
-		snprintf(err, errlen, "%s: %s", key, msg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static struct qos_rule *find(struct qos_rules *l, const char *name)
 {
 	size_t i;
@@ -105,7 +49,7 @@ static void unique_name(const struct qos_rules *l, char *name, size_t len)
  * dropped): a reservation of the same id is replaced if @replace, else
  * refused. On refusal @err has the numbers.
  */
-static int admit(struct qos_rules *cur, const struct qos_meta *meta, struct request *q,
+static int admit(struct qos_rules *cur, const struct qos_meta *meta, struct qos_reserve_req *q,
 		 bool replace, const char *dev, char *err, size_t errlen)
 {
 	char a[32], b[32], c[32], d[32], e[32], msg[256];
@@ -179,7 +123,7 @@ static int open_locked(struct qos_dev *dev, const char *name, struct qos_rules *
 static int reserve_add(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
 	struct qos_rules cur = {};
-	struct request q = {};
+	struct qos_reserve_req q = {};
 	struct qos_dev dev;
 	int i, ret;
 
@@ -193,7 +137,7 @@ static int reserve_add(const char *name, int argc, char **argv, char *err, size_
 			snprintf(err, errlen, "'%s' needs a value", argv[i]);
 			return -EINVAL;
 		}
-		ret = request_set(&q, argv[i], argv[i + 1], err, errlen);
+		ret = qos_reserve_req_set(&q, argv[i], argv[i + 1], err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -358,42 +302,8 @@ int do_reserve_list(int argc, char **argv)
 	return cli_on_dev(argc, argv, reserve_list);
 }
 
-/* Request @i of a reservation file into @q and its device into *@dev. */
-static int read_request(json_object *e, size_t i, const char *path, struct request *q,
-			const char **dev, char *err, size_t errlen)
-{
-	char msg[384];
-
-	qos_rule_init(&q->r);
-	if (!json_object_is_type(e, json_type_object)) {
-		snprintf(err, errlen, "%s: reservations[%zu]: not an object", path, i);
-		return -EINVAL;
-	}
-	json_object_object_foreach(e, key, val) {
-		const char *v = json_object_get_string(val);
-
-		if (!json_object_is_type(val, json_type_string) &&
-		    !json_object_is_type(val, json_type_int)) {
-			snprintf(err, errlen, "%s: reservations[%zu].%s: not a string or a number",
-				 path, i, key);
-			return -EINVAL;
-		}
-		if (!strcmp(key, "dev")) {
-			*dev = v;
-		} else if (request_set(q, key, v, msg, sizeof(msg))) {
-			snprintf(err, errlen, "%s: reservations[%zu].%s", path, i, msg);
-			return -EINVAL;
-		}
-	}
-	if (!*dev) {
-		snprintf(err, errlen, "%s: reservations[%zu]: no \"dev\"", path, i);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* The requests from @first on whose device is @dev, in one transaction. */
-static int apply_dev(const char *dev, const char **devs, struct request *qs, size_t first,
+static int apply_dev(const char *dev, const char **devs, struct qos_reserve_req *qs, size_t first,
 		     size_t n, char *err, size_t errlen)
 {
 	struct qos_rules cur = {};
@@ -429,47 +339,24 @@ static int apply_dev(const char *dev, const char **devs, struct request *qs, siz
  */
 static int apply_file(const char *path, char *err, size_t errlen)
 {
-	struct request *qs = NULL;
+	struct qos_reserve_req *qs = NULL;
 	const char **devs = NULL;
-	json_object *root, *arr;
-	size_t n, i, j;
-	int ret = 0;
+	json_object *root;
+	size_t n = 0, i, j;
+	int ret;
 
 	root = json_object_from_file(path);
 	if (!root) {
 		snprintf(err, errlen, "%s: %s", path, json_util_get_last_err() ?: "not JSON");
 		return -EINVAL;
 	}
-	arr = root;
-	if (json_object_is_type(root, json_type_object) &&
-	    !json_object_object_get_ex(root, "reservations", &arr)) {
-		snprintf(err, errlen, "%s: no \"reservations\" array", path);
-		ret = -EINVAL;
-		goto out;
-	}
-	if (!json_object_is_type(arr, json_type_array)) {
-		snprintf(err, errlen, "%s: reservations: not an array", path);
-		ret = -EINVAL;
-		goto out;
-	}
-	n = json_object_array_length(arr);
-	qs = calloc(n ?: 1, sizeof(*qs));
-	devs = calloc(n ?: 1, sizeof(*devs));
-	if (!qs || !devs) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "%s", strerror(-ret));
-		goto out;
-	}
-	for (i = 0; i < n && !ret; i++)
-		ret = read_request(json_object_array_get_idx(arr, i), i, path, &qs[i], &devs[i], err,
-				   errlen);
+	ret = qos_reserve_file_parse(root, path, &qs, &devs, &n, err, errlen);
 	for (i = 0; i < n && !ret; i++) {
 		for (j = 0; j < i && strcmp(devs[j], devs[i]); j++)
 			;
 		if (j == i)	/* the first request of its device */
 			ret = apply_dev(devs[i], devs, qs, i, n, err, errlen);
 	}
-out:
 	free(qs);
 	free(devs);
 	json_object_put(root);

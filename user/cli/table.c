@@ -137,6 +137,9 @@ static const struct cli_word w_probe_profile = {
 static const struct cli_word w_probe_listen = {
 	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
 };
+static const struct cli_word w_exporter_allow = {
+	"allow", "PREFIX", CV_NONE, "serve only clients in these prefixes (at most 16)"
+};
 
 static const struct cli_word w_probe_dev = {
 	"dev", "IFACE", CV_IFACE, "publish the SLA verdict for 'show dev IFACE'"
@@ -389,10 +392,11 @@ const struct cli_cmd cli_cmds[] = {
 	},
 	{
 		.name = "exporter",
-		.synopsis = "--listen ADDRESS",
+		.synopsis = "--listen ADDRESS [allow PREFIX[,PREFIX...]]",
 		.summary = "serve the Prometheus metrics over HTTP",
 		.help = "Serve /metrics, and on / a page linking to it, until SIGINT or "
-			"SIGTERM.",
+			"SIGTERM; with allow, only to clients under one of the prefixes.",
+		.words = WORDS(&w_exporter_allow),
 		.opts = O_BIT(O_LISTEN),
 		.fn = do_exporter,
 	},

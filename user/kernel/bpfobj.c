@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/pkt_cls.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -568,23 +569,43 @@ static bool clsact_has_filters(struct nl_sock *sk, int ifindex, uint32_t parent)
 	return busy;
 }
 
+/*
+ * A filter request in flight, anyone's (qosctl show, stats, the exporter,
+ * `tc filter show`: none takes the device's lock), holds a reference on
+ * clsact, and meanwhile the kernel refuses to delete it with EBUSY
+ * ("Current ingress or clsact Qdisc has ongoing filter requests", Linux
+ * 6.5 and 6.1.y). Such a request lasts microseconds: try again, about
+ * 0.3 s in all, checking each time that no filter came in.
+ */
+#define CLSACT_TRIES	20
+
 int qos_clsact_destroy_if_empty(int ifindex)
 {
+	char name[IF_NAMESIZE] = "?";
 	struct bpf_tc_hook hook;
 	struct nl_sock *sk;
-	int err = 0;
+	int err = 0, tries;
 
 	if (qos_nl_open(&sk))
 		return 0;
-	if (!clsact_has_filters(sk, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)) &&
-	    !clsact_has_filters(sk, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS))) {
-		tc_hook(&hook, ifindex, QOS_DIR_INGRESS);
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	tc_hook(&hook, ifindex, QOS_DIR_INGRESS);
+	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	for (tries = 0; tries < CLSACT_TRIES; tries++) {
+		if (clsact_has_filters(sk, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)) ||
+		    clsact_has_filters(sk, ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)))
+			break;
 		err = bpf_tc_hook_destroy(&hook);
-		if (err == -ENOENT || err == -EINVAL)
-			err = 0;
+		if (err != -EBUSY)
+			break;
+		usleep(1000U << (tries < 4 ? tries : 4));
 	}
 	qos_nl_close(sk);
+	if (err == -ENOENT || err == -EINVAL)
+		err = 0;
+	if (err) {
+		if_indextoname(ifindex, name);
+		qos_warn("dev %s: clsact left in place: %s", name, strerror(-err));
+	}
 	return err;
 }
 

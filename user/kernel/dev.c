@@ -135,7 +135,7 @@ int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void
 	return qos_file_replace(dev->run_fd, name, buf, len, 0600);
 }
 
-int qos_file_read_fd(int fd, void **bufp, size_t *lenp)
+int qos_file_read_fd(int fd, void **bufp, size_t *lenp, size_t max)
 {
 	struct stat st;
 	size_t got = 0;
@@ -144,7 +144,9 @@ int qos_file_read_fd(int fd, void **bufp, size_t *lenp)
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return -EINVAL;
-	buf = malloc(st.st_size ? st.st_size : 1);
+	if ((uintmax_t)st.st_size > max)
+		return -EFBIG;
+	buf = malloc(st.st_size + 1);
 	if (!buf)
 		return -ENOMEM;
 	while (got < (size_t)st.st_size) {
@@ -162,12 +164,14 @@ int qos_file_read_fd(int fd, void **bufp, size_t *lenp)
 		free(buf);
 		return ret;
 	}
+	buf[got] = '\0';
 	*bufp = buf;
 	*lenp = got;
 	return 0;
 }
 
-int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp, size_t *lenp)
+int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp, size_t *lenp,
+		      size_t max)
 {
 	char name[64];
 	int fd, ret;
@@ -176,7 +180,7 @@ int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp
 	fd = openat(dev->run_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = qos_file_read_fd(fd, bufp, lenp);
+	ret = qos_file_read_fd(fd, bufp, lenp, max);
 	close(fd);
 	return ret;
 }

@@ -63,14 +63,18 @@ int qos_run_dir_open(char *err, size_t errlen);
  */
 int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void *buf,
 		       size_t len);
-int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **buf, size_t *len);
+/* At most @max bytes: -EFBIG for a larger file. */
+int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **buf, size_t *len,
+		      size_t max);
 int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix);
 
 /* Replace @name in @dirfd with @buf atomically (a temporary file, renamed),
  * never through a symlink. -errno. */
 int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
-/* The whole of the regular file @fd, in a malloc()ed buffer. -errno. */
-int qos_file_read_fd(int fd, void **bufp, size_t *lenp);
+/* The whole of the regular file @fd, in a malloc()ed buffer, one byte
+ * more than its length (a terminating 0 for text). -errno; -EFBIG when
+ * it is longer than @max: nothing is allocated or read. */
+int qos_file_read_fd(int fd, void **bufp, size_t *lenp, size_t max);
 
 /* Take the device's lock again (a process that inherited the handle). */
 int qos_dev_relock(struct qos_dev *dev, char *err, size_t errlen);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/util.h"
@@ -95,5 +96,128 @@ int qos_reserve_fit(struct qos_rules *l, const struct qos_meta *meta, const char
 	for (i = 0; i < l->n; i++)
 		if (l->r[i].reserve)
 			qos_reserve_bind(&l->r[i], meta);
+	return 0;
+}
+
+/* qos_parse_time()'s units, and hours and days. */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	unsigned long long n;
+	char *end;
+
+	n = strtoull(s, &end, 10);
+	if (end != s && (!strcmp(end, "h") || !strcmp(end, "d")) && n <= 3650 * 24) {
+		*ns = n * 3600ULL * 1000000000ULL * (*end == 'd' ? 24 : 1);
+		return 0;
+	}
+	return qos_parse_time(s, ns);
+}
+
+/* The reservation's words, mapped onto a rule's keys. */
+int qos_reserve_req_set(struct qos_reserve_req *q, const char *key, const char *val, char *err,
+			size_t errlen)
+{
+	static const char *const pass[] = { "src", "dst", "flowlabel", "proto", "sport", "dport" };
+	const char *rkey = NULL;
+	char msg[256];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pass) && !rkey; i++)
+		if (!strcmp(key, pass[i]))
+			rkey = key;
+	if (!strcmp(key, "rate"))
+		rkey = "police";
+	else if (!strcmp(key, "burst"))
+		rkey = "burst";
+	else if (!strcmp(key, "id"))
+		rkey = "name";
+	if (!strcmp(key, "for")) {
+		if (parse_duration(val, &q->for_ns) || !q->for_ns) {
+			snprintf(err, errlen, "for: '%s' is not a duration (30s, 10m, 2h)", val);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!rkey) {
+		snprintf(err, errlen, "'%s' is not a key of a reservation", key);
+		return -EINVAL;
+	}
+	if (qos_rule_set(&q->r, rkey, val, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", key, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Request @i of a reservation file into @q and its device into *@dev. */
+static int read_request(json_object *e, size_t i, const char *path, struct qos_reserve_req *q,
+			const char **dev, char *err, size_t errlen)
+{
+	char msg[384];
+
+	qos_rule_init(&q->r);
+	if (!json_object_is_type(e, json_type_object)) {
+		snprintf(err, errlen, "%s: reservations[%zu]: not an object", path, i);
+		return -EINVAL;
+	}
+	json_object_object_foreach(e, key, val) {
+		const char *v = json_object_get_string(val);
+
+		if (!json_object_is_type(val, json_type_string) &&
+		    !json_object_is_type(val, json_type_int)) {
+			snprintf(err, errlen, "%s: reservations[%zu].%s: not a string or a number",
+				 path, i, key);
+			return -EINVAL;
+		}
+		if (!strcmp(key, "dev")) {
+			*dev = v;
+		} else if (qos_reserve_req_set(q, key, v, msg, sizeof(msg))) {
+			snprintf(err, errlen, "%s: reservations[%zu].%s", path, i, msg);
+			return -EINVAL;
+		}
+	}
+	if (!*dev) {
+		snprintf(err, errlen, "%s: reservations[%zu]: no \"dev\"", path, i);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int qos_reserve_file_parse(json_object *root, const char *path, struct qos_reserve_req **qsp,
+			   const char ***devsp, size_t *np, char *err, size_t errlen)
+{
+	struct qos_reserve_req *qs = NULL;
+	const char **devs = NULL;
+	json_object *arr = root;
+	size_t n, i;
+	int ret = 0;
+
+	if (json_object_is_type(root, json_type_object) &&
+	    !json_object_object_get_ex(root, "reservations", &arr)) {
+		snprintf(err, errlen, "%s: no \"reservations\" array", path);
+		return -EINVAL;
+	}
+	if (!json_object_is_type(arr, json_type_array)) {
+		snprintf(err, errlen, "%s: reservations: not an array", path);
+		return -EINVAL;
+	}
+	n = json_object_array_length(arr);
+	qs = calloc(n ?: 1, sizeof(*qs));
+	devs = calloc(n ?: 1, sizeof(*devs));
+	if (!qs || !devs) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "%s", strerror(-ret));
+	}
+	for (i = 0; i < n && !ret; i++)
+		ret = read_request(json_object_array_get_idx(arr, i), i, path, &qs[i], &devs[i], err,
+				   errlen);
+	if (ret) {
+		free(qs);
+		free(devs);
+		return ret;
+	}
+	*qsp = qs;
+	*devsp = devs;
+	*np = n;
 	return 0;
 }

@@ -12,7 +12,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "model/rule.h"
+
+/* One request: its rule, and the expiry asked for (ns from now, 0: none). */
+struct qos_reserve_req {
+	struct qos_rule r;
+	uint64_t for_ns;
+};
+
+/* KEY VALUE of `reserve add` or of a reservation file into @q: id, rate,
+ * burst, for, and the match keys of a rule. */
+int qos_reserve_req_set(struct qos_reserve_req *q, const char *key, const char *val, char *err,
+			size_t errlen);
+
+/*
+ * A reservation file, parsed by json-c into @root: {"reservations": [{"dev":
+ * ..., "id": ..., "rate": ..., ...}, ...]} or the bare array, read from
+ * @path (for messages). On success the *@n requests in *@qs, their devices
+ * in *@devs (both malloc()ed; the device names point into @root). Nothing
+ * is checked against a device. @err names the file, the request and the key.
+ */
+int qos_reserve_file_parse(json_object *root, const char *path, struct qos_reserve_req **qs,
+			   const char ***devs, size_t *n, char *err, size_t errlen);
 
 /* The name of class @id in @meta, NULL if it has none. */
 const char *qos_meta_class_name(const struct qos_meta *meta, uint32_t id);

@@ -25,7 +25,7 @@ void qos_rule_init(struct qos_rule *r)
 	r->prio = QOS_RULE_PRIO_DEFAULT;
 }
 
-static int parse_prefix(const char *s, int *family, uint8_t addr[16], uint8_t *plen)
+int qos_parse_prefix(const char *s, int *family, uint8_t addr[16], uint8_t *plen)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
 	const char *slash = strchr(s, '/');
@@ -81,7 +81,7 @@ static int set_prefix(struct qos_rule *r, bool src, const char *val, char *err, 
 {
 	int fam, ret;
 
-	ret = parse_prefix(val, &fam, src ? r->src : r->dst, src ? &r->src_len : &r->dst_len);
+	ret = qos_parse_prefix(val, &fam, src ? r->src : r->dst, src ? &r->src_len : &r->dst_len);
 	if (ret == -EDOM) {
 		snprintf(err, errlen, "'%s' has host bits set beyond the prefix length", val);
 		return -EINVAL;

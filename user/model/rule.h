@@ -65,6 +65,13 @@ struct qos_rules {
 void qos_rule_init(struct qos_rule *r);
 
 /*
+ * "ADDR[/LEN]", IPv4 or IPv6, host bits clear: the address in network
+ * order (IPv4 in the first 4 bytes). -EINVAL not an address, -ERANGE a
+ * bad length, -EDOM host bits set.
+ */
+int qos_parse_prefix(const char *s, int *family, uint8_t addr[16], uint8_t *plen);
+
+/*
  * Set one field from a "KEY VALUE" pair: src, dst, flowlabel, proto, sport,
  * dport, priority, class, set-dscp, name, police, burst, action. On error
  * @err says why (without the key).

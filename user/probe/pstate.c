@@ -31,6 +31,10 @@
 
 /* The state of a sender is a few hundred bytes. */
 #define PSTATE_MAX_SIZE		65536
+/* About 104 days: longer than probe send's longest window (100000 packets
+ * 60 s apart, 69 days), and PROBE_STALE_WINDOWS times it cannot wrap. A
+ * longer window is not a probe's. */
+#define PSTATE_MAX_WINDOW_NS	(1ULL << 53)
 
 const char *const pstate_verdict_names[] = {
 	[PSTATE_MET] = "met", [PSTATE_VIOLATED] = "violated", [PSTATE_STALE] = "stale",
@@ -246,8 +250,7 @@ static bool get_str(json_object *o, const char *k, char *buf, size_t len)
 	return true;
 }
 
-/* The SLAs of one probe's JSON state, appended to *@v. */
-static bool parse(const char *probe, const char *text, struct pstate_sla **v, int *n)
+bool pstate_parse(const char *probe, const char *text, struct pstate_sla **v, int *n)
 {
 	json_object *o = json_tokener_parse(text), *a, *e;
 	uint64_t window, windows, end, now = qos_boottime_ns();
@@ -259,7 +262,8 @@ static bool parse(const char *probe, const char *text, struct pstate_sla **v, in
 	    !get_str(o, "family", base.family, sizeof(base.family)) ||
 	    !get_u64(o, "window_ns", &window) || !get_u64(o, "windows", &windows) ||
 	    !get_u64(o, "end_boottime_ns", &end) || !json_object_object_get_ex(o, "sla", &a) ||
-	    !json_object_is_type(a, json_type_array))
+	    !json_object_is_type(a, json_type_array) || window > PSTATE_MAX_WINDOW_NS ||
+	    json_object_array_length(a) > QOS_MAX_CLASSES)
 		goto out;
 	snprintf(base.probe, sizeof(base.probe), "%.63s", probe);
 	base.windows = windows;
@@ -339,14 +343,11 @@ static void read_probe(int base, const char *name, const char *file, struct psta
 		snprintf(why, sizeof(why), "%jd bytes", (intmax_t)fst.st_size);
 	else if (!untrusted(&fst, fst.st_uid ? dst.st_uid : 0, why, sizeof(why)))
 		why[0] = 0;
-	if (!why[0] && !qos_file_read_fd(fd, (void **)&text, &len)) {
-		text = realloc(text, len + 1);
-		if (text) {
-			text[len] = 0;
-			if (!parse(name, text, v, n))
-				qos_warn("%s/%s/%s: not a probe's state: refused", PROBE_STATE_DIR,
-					 name, file);
-		}
+	/* The cap again where it is read: the file may have grown since. */
+	if (!why[0] && !qos_file_read_fd(fd, (void **)&text, &len, PSTATE_MAX_SIZE)) {
+		if (!pstate_parse(name, text, v, n))
+			qos_warn("%s/%s/%s: not a probe's state: refused", PROBE_STATE_DIR,
+				 name, file);
 		free(text);
 	} else if (why[0]) {
 		qos_warn("%s/%s/%s: %s: refused", PROBE_STATE_DIR, name, file, why);

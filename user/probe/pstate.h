@@ -57,6 +57,11 @@ struct pstate_sla {
 
 extern const char *const pstate_verdict_names[];
 
+/* The SLAs of probe @probe's JSON state @text (a string), appended to *@v
+ * (*@n of them). False if it is not a probe's state: malformed, a window
+ * longer than probe send makes, more SLAs than classes. */
+bool pstate_parse(const char *probe, const char *text, struct pstate_sla **v, int *n);
+
 /*
  * The SLAs published for device (@netns, @ifindex): their number (in
  * *@out, malloc()ed), or -errno when PROBE_STATE_DIR itself cannot be

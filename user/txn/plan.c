@@ -400,6 +400,12 @@ int qos_plan_encode(const struct qos_plan *plan, void **bufp, size_t *lenp)
 	return 0;
 }
 
+size_t qos_plan_max_len(void)
+{
+	return sizeof(struct plan_hdr) + sizeof(struct qos_plan) +
+	       QOS_RULES_MAX * sizeof(struct qos_rule);
+}
+
 int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan)
 {
 	const char *b = buf;
@@ -408,18 +414,27 @@ int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan)
 	int ret = 0;
 
 	memset(plan, 0, sizeof(*plan));
-	if (len < sizeof(h))
+	if (len < sizeof(h) + sizeof(*plan))
 		return -EINVAL;
 	memcpy(&h, b, sizeof(h));
+	/* nrules bounded first: 2^58 rules of 64 bytes would wrap to 0. */
 	if (h.magic != PLAN_MAGIC || h.size != sizeof(*plan) || h.obj_hash != qos_obj_hash() ||
-	    len != sizeof(h) + sizeof(*plan) + h.nrules * sizeof(struct qos_rule))
+	    h.nrules > QOS_RULES_MAX ||
+	    len - sizeof(h) - sizeof(*plan) != h.nrules * sizeof(struct qos_rule))
 		return -EINVAL;
 	memcpy(plan, b + sizeof(h), sizeof(*plan));
 	memset(&plan->rules, 0, sizeof(plan->rules));
+	/* Printed with %s (syslog, errors): a crafted name must still end. */
+	plan->cfg.meta.profile[sizeof(plan->cfg.meta.profile) - 1] = '\0';
+	for (i = 0; i < QOS_MAX_CLASSES; i++)
+		plan->cfg.meta.classes[i].name[sizeof(plan->cfg.meta.classes[i].name) - 1] = '\0';
 	for (i = 0; i < h.nrules && !ret; i++) {
 		struct qos_rule r;
 
 		memcpy(&r, b + sizeof(h) + sizeof(*plan) + i * sizeof(r), sizeof(r));
+		r.name[sizeof(r.name) - 1] = '\0';
+		r.class_name[sizeof(r.class_name) - 1] = '\0';
+		r.police_demote[sizeof(r.police_demote) - 1] = '\0';
 		ret = qos_rules_add(&plan->rules, &r);
 	}
 	if (ret)

@@ -59,5 +59,7 @@ bool qos_plan_needs_ingress(const struct qos_plan *plan);
 /* Encode and decode a plan, for the device's transaction record. */
 int qos_plan_encode(const struct qos_plan *plan, void **buf, size_t *len);
 int qos_plan_decode(const void *buf, size_t len, struct qos_plan *plan);
+/* The longest encoding: QOS_RULES_MAX rules. */
+size_t qos_plan_max_len(void);
 
 #endif /* __QOS_TXN_PLAN_H */

@@ -23,7 +23,7 @@ struct rec_hdr {
 	uint64_t next_len;
 };
 
-int qos_rec_write(const struct qos_dev *dev, const struct qos_rec *rec)
+int qos_rec_encode(const struct qos_rec *rec, void **bufp, size_t *lenp)
 {
 	struct rec_hdr h = {
 		.magic = REC_MAGIC,
@@ -53,32 +53,44 @@ int qos_rec_write(const struct qos_dev *dev, const struct qos_rec *rec)
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), pb, pl);
 	memcpy(buf + sizeof(h) + pl, nb, nl);
-	ret = qos_dev_file_write(dev, "txn", buf, sizeof(h) + pl + nl);
+	*bufp = buf;
+	*lenp = sizeof(h) + pl + nl;
 out:
-	free(buf);
 	free(pb);
 	free(nb);
 	return ret;
 }
 
-int qos_rec_read(const struct qos_dev *dev, struct qos_rec *rec)
+int qos_rec_write(const struct qos_dev *dev, const struct qos_rec *rec)
 {
-	struct rec_hdr h;
 	size_t len;
-	char *buf;
+	void *buf;
+	int ret;
+
+	ret = qos_rec_encode(rec, &buf, &len);
+	if (ret)
+		return ret;
+	ret = qos_dev_file_write(dev, "txn", buf, len);
+	free(buf);
+	return ret;
+}
+
+/* The header, then the two plans: each length checked against what is
+ * left, never summed (two lengths near 2^64 would wrap to the file's). */
+int qos_rec_decode(const void *data, size_t len, struct qos_rec *rec)
+{
+	const char *buf = data;
+	struct rec_hdr h;
 	int ret;
 
 	memset(rec, 0, sizeof(*rec));
-	ret = qos_dev_file_read(dev, "txn", (void **)&buf, &len);
-	if (ret)
-		return ret;
-	ret = -EINVAL;
 	if (len < sizeof(h))
-		goto out;
+		return -EINVAL;
 	memcpy(&h, buf, sizeof(h));
-	if (h.magic != REC_MAGIC || len != sizeof(h) + h.prev_len + h.next_len ||
+	len -= sizeof(h);
+	if (h.magic != REC_MAGIC || h.prev_len > len || h.next_len != len - h.prev_len ||
 	    (h.state != QOS_REC_APPLYING && h.state != QOS_REC_CONFIRM))
-		goto out;
+		return -EINVAL;
 	rec->state = h.state;
 	rec->deadline_ns = h.deadline_ns;
 	rec->keeper = h.keeper;
@@ -87,7 +99,27 @@ int qos_rec_read(const struct qos_dev *dev, struct qos_rec *rec)
 	ret = ret ?: qos_plan_decode(buf + sizeof(h) + h.prev_len, h.next_len, &rec->next);
 	if (ret)
 		qos_rec_free(rec);
-out:
+	return ret;
+}
+
+size_t qos_rec_max_len(void)
+{
+	return sizeof(struct rec_hdr) + 2 * qos_plan_max_len();
+}
+
+int qos_rec_read(const struct qos_dev *dev, struct qos_rec *rec)
+{
+	size_t len;
+	void *buf;
+	int ret;
+
+	memset(rec, 0, sizeof(*rec));
+	ret = qos_dev_file_read(dev, "txn", &buf, &len, qos_rec_max_len());
+	if (ret == -EFBIG)
+		return -EINVAL;
+	if (ret)
+		return ret;
+	ret = qos_rec_decode(buf, len, rec);
 	free(buf);
 	return ret;
 }

@@ -28,8 +28,15 @@ struct qos_rec {
 };
 
 int qos_rec_write(const struct qos_dev *dev, const struct qos_rec *rec);
-/* 0 with @rec filled, -ENOENT if there is none, -EINVAL if unreadable. */
+/* 0 with @rec filled, -ENOENT if there is none, -EINVAL if unreadable
+ * (malformed, of another build, or longer than qos_rec_max_len()). */
 int qos_rec_read(const struct qos_dev *dev, struct qos_rec *rec);
+/* The file's bytes, malloc()ed in *@buf, and back: -EINVAL for anything
+ * qos_rec_encode() of this build did not make. */
+int qos_rec_encode(const struct qos_rec *rec, void **buf, size_t *len);
+int qos_rec_decode(const void *buf, size_t len, struct qos_rec *rec);
+/* The longest record: two plans of QOS_RULES_MAX rules at most. */
+size_t qos_rec_max_len(void);
 int qos_rec_remove(const struct qos_dev *dev);
 void qos_rec_free(struct qos_rec *rec);
 
