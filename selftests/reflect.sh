@@ -17,7 +17,8 @@
 # a. Loop: one datagram forged from A's address and port 862 to B; in 3 s
 #    neither reflects anything, B refuses it once (reason port).
 # b. Source ports: from port 1000 refused by default (counted, and in
-#    /metrics), answered with src-port-min 1000.
+#    /metrics, whose families are those metrics.rst lists), answered with
+#    src-port-min 1000.
 # c. DSCP: a DSCP 0 request whose CoS TLV asks for EF is answered with
 #    DSCP 0 and RP 1 by default and when EF is not in cos-dscp, with EF
 #    and RP 0 when it is; SSID 0 and a PTP timestamp are carried back.
@@ -76,7 +77,15 @@ stamp()
 	local fam=$1
 
 	shift
-	in_ns "$H1" python3 "$HERE/stamp_send.py" "$(addr H2 "$fam")" 862 "$@"
+	in_ns "$H1" python3 "$HERE/stamp_send.py" "$(addr H2 "$fam")" "$@"
+}
+
+# stamp46 ARGS...: the same to B's IPv4 and IPv6 addresses, both bursts
+# within milliseconds: "REPLIES_IPV4 REPLIES_IPV6".
+stamp46()
+{
+	in_ns "$H1" python3 "$HERE/stamp_send.py" "$H2_V4" "$H2_V6" "$@" |
+		jq -rs 'map(.replies) | join(" ")'
 }
 
 test_loop()
@@ -122,6 +131,17 @@ test_ports()
 		grep -qx "qosctl_reflect_refused_total{family=\"ipv$fam\",reason=\"port\"} 5" "$m"
 		check_err $? "IPv$fam: /metrics: $(grep refused_total "$m" | tr '\n' ' ')"
 	done
+	# Families and types are those metrics.rst lists; 14 series.
+	diff <(awk '/^# TYPE/ { print $3, $4 }' "$m" | sort) \
+		<(awk '/^``qosctl_reflect_/ { gsub(/``/, "", $1); print $1, $2 }' \
+		  "$HERE/../Documentation/metrics.rst" | sort) >"$TMP/famdiff"
+	check_err $? "families, /metrics < > metrics.rst: $(cat "$TMP/famdiff")"
+	[ "$(grep -vc '^#' "$m")" = 14 ]
+	check_err $? "$(grep -vc '^#' "$m") series, expected 14"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$m" >"$TMP/promtool" 2>&1
+		check_err $? "promtool: $(head -3 "$TMP/promtool")"
+	fi
 	refl "$H2" rb src-port-min 1000
 	for fam in 4 6; do
 		[ "$(stamp $fam --sport 1000 --count 5 | jq .replies)" = 5 ]
@@ -170,13 +190,13 @@ test_rate()
 
 	RET=0
 	refl "$H2" rb src-rate 1 src-burst 10
-	got="$(stamp 4 --count 30 | jq .replies) $(stamp 6 --count 30 | jq .replies)"
+	got=$(stamp46 --count 30)
 	stop_pid "$rb"
 	[ "$got $(rj rb '"\(.ipv4.refused["source-rate"]) \(.ipv6.refused["source-rate"])"')" = "10 10 20 20" ]
 	check_err $? "src-burst 10: replies v4 v6, refused v4 v6: $got $(rj rb '"\(.ipv4.refused["source-rate"]) \(.ipv6.refused["source-rate"])"')"
 
 	refl "$H2" rb src-rate 1 src-burst 10 global-rate 1 global-burst 15
-	got="$(stamp 4 --count 30 | jq .replies) $(stamp 6 --count 30 | jq .replies)"
+	got=$(stamp46 --count 30)
 	stop_pid "$rb"
 	got="$got $(rj rb '"\(.ipv4.refused["source-rate"]) \(.ipv4.refused["global-rate"]) \(.ipv6.refused["source-rate"]) \(.ipv6.refused["global-rate"])"')"
 	[ "$got" = "10 5 20 0 0 25" ]
@@ -227,7 +247,7 @@ test_privs()
 	RET=0
 	refl "$H2" rb
 	privs "$rb" 65534
-	[ "$(stamp 4 --count 3 | jq .replies) $(stamp 6 --count 3 | jq .replies)" = "3 3" ]
+	[ "$(stamp46 --count 3)" = "3 3" ]
 	check_err $? "as nobody: not answering"
 	stop_pid "$rb"
 	spawn_ns "$H2" rb setpriv --reuid 65534 --regid 65534 --clear-groups \

@@ -3,9 +3,10 @@
 #
 # A STAMP Session-Sender for reflect.sh's checks, written from RFC 8762
 # section 4.2.1 and RFC 8972 section 4.4 apart from qosctl's codec: sends
-# COUNT test packets back to back from a chosen source port, DS field,
-# SSID and CoS TLV, with a PTPv2 timestamp (Z set) in the Error Estimate,
-# then prints one JSON object on what came back:
+# COUNT test packets back to back to each DST (all bursts first, then the
+# wait) from a chosen source port, DS field, SSID and CoS TLV, with a
+# PTPv2 timestamp (Z set) in the Error Estimate, then prints one JSON
+# object per DST on what came back:
 #   {"sent": N, "replies": M, "tos": [...], "dscp1": [...], "dscp2": [...],
 #    "rp": [...], "ssid": [...], "echo_ok": true}
 # (each list the distinct values seen; echo_ok: every reply carried back
@@ -46,8 +47,8 @@ def csum(data):
 
 
 def forge(a, payloads):
-    fam = socket.AF_INET6 if ":" in a.dst else socket.AF_INET
-    src, dst = socket.inet_pton(fam, a.src), socket.inet_pton(fam, a.dst)
+    fam = socket.AF_INET6 if ":" in a.dst[0] else socket.AF_INET
+    src, dst = socket.inet_pton(fam, a.src), socket.inet_pton(fam, a.dst[0])
     s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW)
     for p in payloads:
         ulen = 8 + len(p)
@@ -61,47 +62,61 @@ def forge(a, payloads):
             c = csum(src + dst + struct.pack("!I3xB", ulen, 17) + udp) or 0xFFFF
             udp = udp[:6] + struct.pack("!H", c) + udp[8:]
             hdr = struct.pack("!IHBB16s16s", 6 << 28 | a.dscp << 22, ulen, 17, 64, src, dst)
-        s.sendto(hdr + udp, (a.dst, 0))
+        s.sendto(hdr + udp, (a.dst[0], 0))
 
 
-def send(a, payloads, sent):
-    fam = socket.AF_INET6 if ":" in a.dst else socket.AF_INET
+def open_socket(a, dst):
+    fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
     if fam == socket.AF_INET:
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, a.dscp << 2)
         s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
     else:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, a.dscp << 2)
         s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
     s.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", a.sport))
-    for p in payloads:
-        s.sendto(p, (a.dst, a.port))
-    out = {"sent": len(payloads), "replies": 0, "tos": set(), "dscp1": set(), "dscp2": set(),
-           "rp": set(), "ssid": set(), "echo_ok": True}
+    return s
+
+
+def send(a, payloads, sent):
+    socks = [open_socket(a, dst) for dst in a.dst]
+    for s, dst in zip(socks, a.dst):
+        for p in payloads:
+            s.sendto(p, (dst, a.port))
+    outs = {s: {"sent": len(payloads), "replies": 0, "tos": set(), "dscp1": set(),
+                "dscp2": set(), "rp": set(), "ssid": set(), "echo_ok": True} for s in socks}
     end = time.monotonic() + a.wait
-    while (left := end - time.monotonic()) > 0 and select.select([s], [], [], left)[0]:
-        data, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(4))
-        for level, kind, val in anc:
-            if (level, kind) in ((socket.IPPROTO_IP, socket.IP_TOS),
-                                 (socket.IPPROTO_IPV6, IPV6_TCLASS)):
-                out["tos"].add(val[0] if len(val) == 1 else
-                               int.from_bytes(val[:4], "little"))
-        seq, _, _, ssid, _, s_seq, s_ts, s_err = struct.unpack("!IQHHQIQH", data[:38])
-        out["replies"] += 1
-        out["ssid"].add(ssid)
-        out["echo_ok"] &= s_seq == seq and sent.get(seq) == s_ts and s_err == ERR
-        if len(data) >= 52 and data[45] == 4:
-            v = struct.unpack("!H", data[48:50])[0]
-            out["dscp1"].add(v >> 10)
-            out["dscp2"].add(v >> 4 & 0x3F)
-            out["rp"].add(v & 3)
-    print(json.dumps({k: sorted(v) if isinstance(v, set) else v for k, v in out.items()}))
+    while (left := end - time.monotonic()) > 0:
+        for s in select.select(socks, [], [], left)[0]:
+            receive(s, outs[s], sent)
+    for s in socks:
+        print(json.dumps({k: sorted(v) if isinstance(v, set) else v
+                          for k, v in outs[s].items()}))
+
+
+def receive(s, out, sent):
+    data, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(4))
+    for level, kind, val in anc:
+        if (level, kind) in ((socket.IPPROTO_IP, socket.IP_TOS),
+                             (socket.IPPROTO_IPV6, IPV6_TCLASS)):
+            out["tos"].add(val[0] if len(val) == 1 else
+                           int.from_bytes(val[:4], "little"))
+    seq, _, _, ssid, _, s_seq, s_ts, s_err = struct.unpack("!IQHHQIQH", data[:38])
+    out["replies"] += 1
+    out["ssid"].add(ssid)
+    out["echo_ok"] &= s_seq == seq and sent.get(seq) == s_ts and s_err == ERR
+    if len(data) >= 52 and data[45] == 4:
+        v = struct.unpack("!H", data[48:50])[0]
+        out["dscp1"].add(v >> 10)
+        out["dscp2"].add(v >> 4 & 0x3F)
+        out["rp"].add(v & 3)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("dst")
-    ap.add_argument("port", type=int)
+    ap.add_argument("dst", nargs="+")
+    ap.add_argument("--port", type=int, default=862)
     ap.add_argument("--sport", type=int, default=0)
     ap.add_argument("--src")
     ap.add_argument("--dscp", type=int, default=0)
