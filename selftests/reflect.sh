@@ -14,6 +14,7 @@
 #   probe send ---------------------------------------> stamp_reflector.py
 #                                                       twamp-light :8620
 #
+# Wrong arguments first: one line naming the word, exit 1, nothing bound.
 # a. Loop: one datagram forged from A's address and port 862 to B; in 3 s
 #    neither reflects anything, B refuses it once (reason port).
 # b. Source ports: from port 1000 refused by default (counted, and in
@@ -27,10 +28,12 @@
 #    refusals counted per reason.
 # e. Allow-list: h1 answered when its prefix is listed, refused (and
 #    counted) when not.
-# f. Privileges: started as root, it runs as nobody with no group and no
+# f. Binding: listen on h2's IPv6, IPv4, then both addresses on another
+#    port: answered on those only.
+# g. Privileges: started as root, it runs as nobody with no group and no
 #    capability, and still answers; started unprivileged with
 #    CAP_NET_BIND_SERVICE as an ambient capability, it drops that too.
-# g. Interop: probe send against a reflector that leaves the SSID 0 and
+# h. Interop: probe send against a reflector that leaves the SSID 0 and
 #    stamps PTP time: every test packet answered, one-way delays read in
 #    the right format (under a second, not 70 years).
 
@@ -86,6 +89,44 @@ stamp46()
 {
 	in_ns "$H1" python3 "$HERE/stamp_send.py" "$H2_V4" "$H2_V6" "$@" |
 		jq -rs 'map(.replies) | join(" ")'
+}
+
+# One wrong invocation per line, "=>", and the one line stderr must say;
+# nothing is bound (the reflector's port stays free).
+test_errors()
+{
+	local line args want err many
+
+	RET=0
+	many=$(seq -s, -f 10.0.%g.0/24 0 64)
+	while IFS= read -r line; do
+		args=${line%% => *}
+		want=${line#* => }
+		eval "set -- $args"
+		err=$(in_ns "$H2" "$QOSCTL" probe reflect "$@" 2>&1 >/dev/null)
+		[ $? -eq 1 ] && [ "$err" = "qosctl: probe reflect: $want" ]
+		check_err $? "probe reflect $args: $err"
+	done <<EOF2
+allow 10.0.0.0/33 => allow '10.0.0.0/33': not an IPv4 or IPv6 prefix
+allow 10.0.0.0/8,2001:db8::/129 => allow '2001:db8::/129': not an IPv4 or IPv6 prefix
+allow , => allow ',': expected PREFIX[,PREFIX...]
+allow $many => allow: at most 64 prefixes
+src-port-min 0 => src-port-min '0': expected 1-65535
+src-port-min 65536 => src-port-min '65536': expected 1-65535
+src-rate 0 => src-rate '0': expected 1-10000000
+src-burst 1000001 => src-burst '1000001': expected 1-1000000
+global-rate x => global-rate 'x': expected 1-10000000
+global-burst 0 => global-burst '0': expected 1-1000000
+cos-dscp 64 => cos-dscp '64': expected DSCPs (0-63 or a name: ef, af11, cs1), comma-separated
+cos-dscp ef,af99 => cos-dscp 'af99': expected DSCPs (0-63 or a name: ef, af11, cs1), comma-separated
+cos-dscp , => cos-dscp ',': expected DSCP[,DSCP...]
+listen , => listen ',': expected ADDRESS[,ADDRESS...]
+listen 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9 => listen: at most 8 addresses
+user root => user 'root': is root (uid or gid 0)
+EOF2
+	[ -z "$(in_ns "$H2" ss -Hlnu 'sport = :862')" ]
+	check_err $? "a wrong invocation left something bound to 862"
+	log_test "wrong arguments: one line naming the word, exit 1"
 }
 
 test_loop()
@@ -242,6 +283,33 @@ privs()
 	check_err $? "/proc/$1/status: $got"
 }
 
+# bind LISTEN PORT: reflect on LISTEN and PORT; "IPV4 IPV6" replies to 3
+# test packets per family to that port.
+bind_case()
+{
+	local got
+
+	spawn_ns "$H2" rb "$QOSCTL" probe reflect -j listen "$1" port "$2"
+	wait_listen "$H2" u "$2" || { echo "probe reflect did not start: $(cat "$TMP/rb.log")"; return 1; }
+	got=$(stamp46 --port "$2" --count 3)
+	stop_pid "$rb"
+	echo "$got"
+}
+
+test_bind()
+{
+	local got err
+
+	RET=0
+	got="$(bind_case "$H2_V6" 8862) / $(bind_case "$H2_V4" 8862) / $(bind_case "$H2_V4,$H2_V6" 8863)"
+	[ "$got" = "0 3 / 3 0 / 3 3" ]
+	check_err $? "replies v4 v6 on listen v6 / v4 / both: $got"
+	err=$(in_ns "$H2" "$QOSCTL" probe reflect listen "$H2_V4,10.1.2" 2>&1 >/dev/null)
+	[ $? = 1 ] && [ "$err" = "qosctl: probe reflect: listen '10.1.2': not an IPv4 or IPv6 address" ]
+	check_err $? "listen $H2_V4,10.1.2: $err"
+	log_test "listen ADDRESS[,ADDRESS...] and port: bound where told, IPv4 and IPv6"
+}
+
 test_privs()
 {
 	local err
@@ -288,11 +356,13 @@ test_interop()
 	log_test "interop: a reflector that leaves SSID 0 and stamps PTP time"
 }
 
+test_errors
 test_loop
 test_ports
 test_cos
 test_rate
 test_allow
+test_bind
 test_privs
 test_interop
 

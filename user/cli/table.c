@@ -135,7 +135,8 @@ static const struct cli_word w_probe_profile = {
 	"profile", "PROFILE", CV_PROFILE, "the classes and DSCPs to probe; pip-20pct if not given"
 };
 static const struct cli_word w_probe_listen = {
-	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
+	"listen", "ADDRESS[,ADDRESS...]", CV_NONE,
+	"up to 8 local addresses; every IPv4 and IPv6 one if not given"
 };
 
 static const struct cli_word w_refl_allow = {
@@ -304,7 +305,7 @@ static const struct cli_cmd probe_cmds[] = {
 	{
 		.name = "reflect",
 		.group = "probe",
-		.synopsis = "[listen ADDRESS] [port PORT] [allow PREFIX[,PREFIX...]] "
+		.synopsis = "[listen ADDRESS[,ADDRESS...]] [port PORT] [allow PREFIX[,PREFIX...]] "
 			    "[src-port-min N] [src-rate N] [src-burst N] [global-rate N] "
 			    "[global-burst N] [cos-dscp DSCP[,DSCP...]] [user USER] "
 			    "[--listen ADDRESS] [-j]",

@@ -482,31 +482,39 @@ static void refl_one(struct refl_ctx *x, int fd, int fam)
 	refl_send(fd, fam, &p, out, len, ro.dscp);
 }
 
-/* Both families when no address is given; -errno, @err says. */
+/* The sockets of c->addr ("ADDR[,ADDR...]"), or of 0.0.0.0 and :: when
+ * it is NULL; -errno, @err says (the ones opened are in @pfd, @n). */
 static int refl_bind(const struct probe_refl_cfg *c, struct pollfd *pfd, int *fam, int *n,
 		     char *err, size_t errlen)
 {
-	struct sockaddr_storage ss[2];
-	socklen_t len[2];
-	int i;
+	char buf[PROBE_REFL_SOCKS * (INET6_ADDRSTRLEN + 1)], *tok, *save;
+	struct sockaddr_storage ss;
+	socklen_t len;
 
 	*n = 0;
-	if (c->addr) {
-		if (probe_addr(c->addr, c->port, &ss[0], &len[0])) {
-			snprintf(err, errlen, "listen '%s': not an IPv4 or IPv6 address", c->addr);
+	if (snprintf(buf, sizeof(buf), "%s", c->addr ?: "0.0.0.0,::") >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "listen: at most %d addresses", PROBE_REFL_SOCKS);
+		return -EINVAL;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == PROBE_REFL_SOCKS) {
+			snprintf(err, errlen, "listen: at most %d addresses", PROBE_REFL_SOCKS);
 			return -EINVAL;
 		}
-	} else {
-		probe_addr("0.0.0.0", c->port, &ss[0], &len[0]);
-		probe_addr("::", c->port, &ss[1], &len[1]);
-	}
-	for (i = 0; i < (c->addr ? 1 : 2); i++) {
-		fam[i] = ss[i].ss_family;
-		pfd[i].events = POLLIN;
-		pfd[i].fd = refl_open(fam[i], &ss[i], len[i], err, errlen);
-		if (pfd[i].fd < 0)
-			return pfd[i].fd;
+		if (probe_addr(tok, c->port, &ss, &len)) {
+			snprintf(err, errlen, "listen '%s': not an IPv4 or IPv6 address", tok);
+			return -EINVAL;
+		}
+		fam[*n] = ss.ss_family;
+		pfd[*n].events = POLLIN;
+		pfd[*n].fd = refl_open(fam[*n], &ss, len, err, errlen);
+		if (pfd[*n].fd < 0)
+			return pfd[*n].fd;
 		(*n)++;
+	}
+	if (!*n) {
+		snprintf(err, errlen, "listen '%s': expected ADDRESS[,ADDRESS...]", c->addr);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -515,8 +523,8 @@ int probe_reflect(const struct probe_refl_cfg *c, struct probe_refl_stats *rs, c
 		  size_t errlen)
 {
 	struct refl_ctx x = { .cfg = c, .rs = rs };
-	struct pollfd pfd[2];
-	int fam[2], n = 0, i, r;
+	struct pollfd pfd[PROBE_REFL_SOCKS];
+	int fam[PROBE_REFL_SOCKS], n = 0, i, r;
 	uint64_t seed = 0;
 
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed) ||

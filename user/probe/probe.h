@@ -53,8 +53,11 @@ struct probe_refl_stats {
 	uint64_t evicted;		/* sources that took another's table entry */
 };
 
+/* Addresses a reflector listens on, at most. */
+#define PROBE_REFL_SOCKS	8
+
 struct probe_refl_cfg {
-	const char *addr;		/* NULL: 0.0.0.0 and :: */
+	const char *addr;		/* "ADDR[,ADDR...]"; NULL: 0.0.0.0 and :: */
 	uint16_t port;
 	struct rg_cfg guard;
 	uint64_t cos_allowed;		/* DSCPs a CoS TLV may choose: bit d, DSCP d */
