@@ -20,6 +20,8 @@
 # b. Source ports: from port 1000 refused by default (counted, and in
 #    /metrics, whose families are those metrics.rst lists), answered with
 #    src-port-min 1000.
+# b2. Destination: from r, to h2's subnet broadcast and to ff02::1: not
+#    answered (every reflector of a link would answer one packet), counted.
 # c. DSCP: a DSCP 0 request whose CoS TLV asks for EF is answered with
 #    DSCP 0 and RP 1 by default and when EF is not in cos-dscp, with EF
 #    and RP 0 when it is; SSID 0 and a PTP timestamp are carried back.
@@ -172,13 +174,13 @@ test_ports()
 		grep -qx "qosctl_reflect_refused_total{family=\"ipv$fam\",reason=\"port\"} 5" "$m"
 		check_err $? "IPv$fam: /metrics: $(grep refused_total "$m" | tr '\n' ' ')"
 	done
-	# Families and types are those metrics.rst lists; 14 series.
+	# Families and types are those metrics.rst lists; 16 series.
 	diff <(awk '/^# TYPE/ { print $3, $4 }' "$m" | sort) \
 		<(awk '/^``qosctl_reflect_/ { gsub(/``/, "", $1); print $1, $2 }' \
 		  "$HERE/../Documentation/metrics.rst" | sort) >"$TMP/famdiff"
 	check_err $? "families, /metrics < > metrics.rst: $(cat "$TMP/famdiff")"
-	[ "$(grep -vc '^#' "$m")" = 14 ]
-	check_err $? "$(grep -vc '^#' "$m") series, expected 14"
+	[ "$(grep -vc '^#' "$m")" = 16 ]
+	check_err $? "$(grep -vc '^#' "$m") series, expected 16"
 	if command -v promtool >/dev/null; then
 		promtool check metrics <"$m" >"$TMP/promtool" 2>&1
 		check_err $? "promtool: $(head -3 "$TMP/promtool")"
@@ -208,6 +210,26 @@ cos_case()
 		check_err $? "IPv$fam, ${args[*]:-defaults}: replies tos rp dscp1 dscp2 ssid echo: $got, expected $want"
 	done
 	stop_pid "$rb"
+}
+
+# From r, on h2's link: a test packet to the subnet's broadcast address
+# and one to all nodes (ff02::1) get no reply, and are counted as such.
+test_dst()
+{
+	local fam got
+
+	RET=0
+	refl "$H2" rb
+	got=$(in_ns "$R" python3 "$HERE/stamp_send.py" 10.1.2.255 "ff02::1%$R_IF2" |
+	      jq -rs 'map(.replies) | join(" ")')
+	stop_pid "$rb"
+	[ "$got" = "0 0" ]
+	check_err $? "replies to broadcast, to ff02::1: $got"
+	for fam in 4 6; do
+		[ "$(rj rb ".ipv$fam.refused.destination") $(rj rb ".ipv$fam.packets")" = "1 0" ]
+		check_err $? "IPv$fam: refused for destination, reflected: $(rj rb ".ipv$fam.refused.destination") $(rj rb ".ipv$fam.packets")"
+	done
+	log_test "no reply to a broadcast or multicast destination, counted"
 }
 
 test_cos()
@@ -359,6 +381,7 @@ test_interop()
 test_errors
 test_loop
 test_ports
+test_dst
 test_cos
 test_rate
 test_allow

@@ -75,6 +75,7 @@ def open_socket(a, dst):
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, a.dscp << 2)
         s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
     s.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", a.sport))
     return s
 
@@ -83,7 +84,8 @@ def send(a, payloads, sent):
     socks = [open_socket(a, dst) for dst in a.dst]
     for s, dst in zip(socks, a.dst):
         for p in payloads:
-            s.sendto(p, (dst, a.port))
+            # "ff02::1%eth0": a link-local multicast, out of eth0.
+            s.sendto(p, socket.getaddrinfo(dst, a.port, type=socket.SOCK_DGRAM)[0][4])
     outs = {s: {"sent": len(payloads), "replies": 0, "tos": set(), "dscp1": set(),
                 "dscp2": set(), "rp": set(), "ssid": set(), "echo_ok": True} for s in socks}
     end = time.monotonic() + a.wait

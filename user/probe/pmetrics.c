@@ -173,8 +173,9 @@ void pm_write_reflect(FILE *f, const struct probe_refl_stats *rs)
 
 	per_family(f, "qosctl_reflect_packets_total", "STAMP test packets reflected.",
 		   rs->packets);
-	head(f, n, "counter", "Datagrams not answered, by reason: allow (not from an allowed "
-	     "prefix), port (from a port replies come from), source-rate, global-rate.");
+	head(f, n, "counter", "Datagrams not answered, by reason: destination (broadcast or "
+	     "multicast), allow (not from an allowed prefix), port (from a port replies "
+	     "come from), source-rate, global-rate.");
 	for (fam = 0; fam < 2; fam++)
 		for (v = RG_PASS + 1; v < RG_NVERDICTS; v++)
 			fprintf(f, "%s{family=\"ipv%d\",reason=\"%s\"} %llu\n", n, fam ? 6 : 4,

@@ -436,6 +436,23 @@ static void refl_send(int fd, int fam, struct refl_pkt *p, const uint8_t *out, s
 	sendmsg(fd, &m, MSG_DONTWAIT);
 }
 
+/*
+ * Whether @p was sent to an address of this host, not to a broadcast or
+ * multicast one: one such request would be answered by every reflector
+ * of the link, to whatever source it names. IPv4: the kernel's
+ * ipi_spec_dst is the destination itself only for a local unicast
+ * route, the interface's address for broadcast and multicast.
+ */
+static bool refl_unicast(const struct refl_pkt *p, int fam)
+{
+	if (!p->have_pi)
+		return true;
+	if (fam == AF_INET)
+		return p->pi4.ipi_addr.s_addr == p->pi4.ipi_spec_dst.s_addr &&
+		       !IN_MULTICAST(ntohl(p->pi4.ipi_addr.s_addr));
+	return !IN6_IS_ADDR_MULTICAST(&p->pi6.ipi6_addr);
+}
+
 struct refl_ctx {
 	const struct probe_refl_cfg *cfg;
 	struct rguard guard;
@@ -460,7 +477,8 @@ static void refl_one(struct refl_ctx *x, int fd, int fam)
 		return;
 	/* Checked before the packet is parsed: a refused one costs nothing
 	 * more, whatever it holds. */
-	v = rg_check(&x->guard, (struct sockaddr *)&p.from, now_ns(CLOCK_MONOTONIC));
+	v = refl_unicast(&p, fam) ? rg_check(&x->guard, (struct sockaddr *)&p.from,
+					      now_ns(CLOCK_MONOTONIC)) : RG_DST;
 	__atomic_store_n(&rs->evicted, x->guard.evicted, __ATOMIC_RELAXED);
 	if (v != RG_PASS) {
 		CNT_ADD(rs->refused[f][v], 1);

@@ -21,6 +21,7 @@
 
 const char *const rg_reason[RG_NVERDICTS] = {
 	[RG_PASS] = "none",
+	[RG_DST] = "destination",
 	[RG_ALLOW] = "allow",
 	[RG_PORT] = "port",
 	[RG_RATE_SRC] = "source-rate",

@@ -16,6 +16,7 @@
 
 enum rg_verdict {
 	RG_PASS,
+	RG_DST,			/* sent to a broadcast or multicast address */
 	RG_ALLOW,		/* not from an allowed prefix */
 	RG_PORT,		/* from a port replies come from */
 	RG_RATE_SRC,		/* over its source's rate */
