@@ -207,6 +207,7 @@ TEST(stream_stats)
 		struct pstats_slot r = {
 			.t2 = t1 + 100, .t3 = t1 + 150, .t4 = t1 + 350 + 10 * q,
 			.synced = true, .refl_dscp = q == 7 ? 0 : 46, .refl_ttl = 62,
+			.refl_rp = q == 7,
 			.t4_kernel = true,
 		};
 
@@ -234,6 +235,7 @@ TEST(stream_stats)
 	EXPECT_EQ(8, m.rx_kernel);
 	EXPECT_EQ(8, m.refl_dscp_replies);
 	EXPECT_EQ(1, m.remarked);
+	EXPECT_EQ(1, m.cos_refused);
 	EXPECT_EQ(62, m.refl_ttl);
 	pstats_free(&s);
 }

@@ -286,6 +286,7 @@ static void print_json(const char *addr, uint16_t port, const struct probe_send_
 				       json_object_new_int(m->refl_dscp) : NULL);
 		json_object_object_add(r, "dscp_replies", json_object_new_int64(m->refl_dscp_replies));
 		json_object_object_add(r, "remarked", json_object_new_int64(m->remarked));
+		json_object_object_add(r, "cos_refused", json_object_new_int64(m->cos_refused));
 		json_object_object_add(r, "ttl", m->refl_ttl >= 0 ?
 				       json_object_new_int(m->refl_ttl) : NULL);
 		json_object_object_add(e, "reflector", r);
@@ -342,6 +343,10 @@ static void print_text(const char *addr, uint16_t port, const struct probe_send_
 		printf("%-8s one-way ms p50 forward %.3f backward %.3f%s\n", s[i].name,
 		       m->fwd.p50 / 1e6, m->back.p50 / 1e6,
 		       m->owd_valid ? "" : " (not valid: clocks not both synchronised)");
+		if (m->cos_refused)
+			printf("%-8s %u replies not sent back with DSCP %u (RP 1): the backward "
+			       "path measured in the DSCP the reflector received\n", s[i].name,
+			       m->cos_refused, s[i].dscp);
 	}
 	if (sla->set) {
 		const struct pstats_sum *m = sla_sum(sla, s, n);

@@ -218,6 +218,7 @@ static void stream_recv(struct probe_stream *s, uint16_t errest, int tai_utc)
 		sl.t3 = stamp_ts_to_ns(r.ts, r.err, tai_utc);
 		sl.synced = (r.err & STAMP_ERR_S) && (errest & STAMP_ERR_S);
 		sl.refl_dscp = r.cos.present && !(r.cos.flags & STAMP_TLV_F_U) ? r.cos.dscp2 : -1;
+		sl.refl_rp = sl.refl_dscp >= 0 && r.cos.rp;
 		sl.refl_ttl = r.s_ttl;
 		pstats_reply(&s->st, r.s_seq, &sl);
 	}
