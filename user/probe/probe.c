@@ -546,9 +546,13 @@ int probe_reflect(const struct probe_refl_cfg *c, struct probe_refl_stats *rs, c
 	int fam[PROBE_REFL_SOCKS], n = 0, i, r;
 	uint64_t seed = 0;
 
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed) ||
-	    rg_init(&x.guard, &c->guard, seed)) {
-		snprintf(err, errlen, "source table: %s", strerror(errno ?: ENOMEM));
+	/* The seed keeps a sender from aiming its addresses at one set of
+	 * the source table. Not blocking for it early in boot: the clock
+	 * and pid then, which a remote sender does not know either. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid() << 32;
+	if (rg_init(&x.guard, &c->guard, seed)) {
+		snprintf(err, errlen, "source table: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	r = refl_bind(c, pfd, fam, &n, err, errlen);
