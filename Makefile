@@ -352,7 +352,7 @@ $(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
 SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
-	 $(OUTPUT)/qosctl-probe@.service
+	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
@@ -384,6 +384,9 @@ install: install-files
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter || \
 		install -m 0644 systemd/qosctl-exporter.default \
 			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-exporter
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-reflect || \
+		install -m 0644 systemd/qosctl-reflect.default \
+			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-reflect
 	install -m 0644 systemd/IFACE.conf.example systemd/probe.conf.example \
 		$(DESTDIR)$(DOCDIR)/examples/
 ifneq ($(wildcard completion/qosctl.bash),)

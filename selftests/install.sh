@@ -32,7 +32,8 @@ log_test "make install DESTDIR=... PREFIX=/usr/local"
 p=$dest/usr/local
 for f in sbin/qosctl lib/qosctl/qos.bpf.o share/man/man8/qosctl.8 \
 	 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
-	 lib/systemd/system/qosctl-probe@.service share/doc/qosctl/examples/IFACE.conf.example \
+	 lib/systemd/system/qosctl-probe@.service lib/systemd/system/qosctl-reflect.service \
+	 ../../etc/default/qosctl-reflect share/doc/qosctl/examples/IFACE.conf.example \
 	 share/doc/qosctl/examples/probe.conf.example ../../etc/default/qosctl-exporter; do
 	[ -s "$p/$f" ]
 	check_err $? "$f missing"
@@ -112,7 +113,20 @@ out=$(. "$p/share/doc/qosctl/examples/probe.conf.example" &&
 	"$p/sbin/qosctl" probe send "$TARGET" $ARGS --continuous 2>&1)
 [ "$out" = "qosctl: probe send: --continuous and --listen ADDRESS go together" ]
 check_err $? "probe.conf.example: $out"
-log_test "units: conf per %I, bound to the device; exporter on \$LISTEN; probe per conf"
+runit=$p/lib/systemd/system/qosctl-reflect.service
+grep -qx 'ExecStart=/usr/local/sbin/qosctl probe reflect $ARGS' "$runit" &&
+	grep -qx 'EnvironmentFile=-/etc/default/qosctl-reflect' "$runit" &&
+	grep -qx 'DynamicUser=yes' "$runit" &&
+	grep -qx 'CapabilityBoundingSet=CAP_NET_BIND_SERVICE' "$runit" &&
+	grep -qx 'AmbientCapabilities=CAP_NET_BIND_SERVICE' "$runit"
+check_err $? "unexpected reflector unit: $(grep -e ^ExecStart -e ^EnvironmentFile -e Capabilit "$runit")"
+# The commented example's ARGS are words probe reflect takes: all parsed
+# before the bind, which fails on an address this host does not have.
+args=$(sed -n 's/^# ARGS="\(.*\)"$/\1/p' "$dest/etc/default/qosctl-reflect")
+out=$("$p/sbin/qosctl" probe reflect $args listen 192.0.2.1 2>&1)
+[ -n "$args" ] && [ "$out" = "qosctl: probe reflect: listen 192.0.2.1: Cannot assign requested address" ]
+check_err $? "qosctl-reflect's example ARGS '$args': $out"
+log_test "units: conf per %I, bound to the device; exporter on \$LISTEN; probe per conf; reflector"
 
 # systemd-analyze verify loads the units as systemd would: keys, the
 # executables (here the installed binary under DESTDIR), the man page
@@ -120,19 +134,21 @@ log_test "units: conf per %I, bound to the device; exporter on \$LISTEN; probe p
 # lines about ours count.
 vdir=$dest/verify
 mkdir -p "$vdir"
-for u in qosctl@.service qosctl-exporter.service qosctl-probe@.service; do
+for u in qosctl@.service qosctl-exporter.service qosctl-probe@.service qosctl-reflect.service; do
 	sed "s|/usr/local/sbin/qosctl|$p/sbin/qosctl|" "$p/lib/systemd/system/$u" >"$vdir/$u"
 done
 out=$(MANPATH=$p/share/man systemd-analyze verify "$vdir/qosctl@.service" \
-	"$vdir/qosctl-exporter.service" "$vdir/qosctl-probe@.service" 2>&1)
+	"$vdir/qosctl-exporter.service" "$vdir/qosctl-probe@.service" \
+	"$vdir/qosctl-reflect.service" 2>&1)
 check_err $? "systemd-analyze verify failed: $out"
 [ -z "$(echo "$out" | grep qosctl)" ]
 check_err $? "systemd-analyze verify: $out"
-log_test "systemd-analyze verify: the three units"
+log_test "systemd-analyze verify: the four units"
 
 # Exposure 4.0 or below ("OK"), for the template's instances and the
 # exporter alike.
-for u in qosctl@eth0.service qosctl-exporter.service qosctl-probe@site1.service; do
+for u in qosctl@eth0.service qosctl-exporter.service qosctl-probe@site1.service \
+	 qosctl-reflect.service; do
 	out=$(systemd-analyze security --offline=yes --root="$dest" --threshold=40 "$u" 2>&1)
 	check_err $? "$u: exposure above 4.0: $(echo "$out" | grep -v '✓')"
 	echo "$out" | grep 'Overall exposure'

@@ -26,7 +26,8 @@
 # c. Under a BE flood through pip-20pct: PIP p99 below $PIP_P99_MS ms and
 #    BE p99 above PIP's.
 # d. A DSCP re-marked on the path (a rule with set-dscp on r's ingress
-#    from h1) is reported by the sender as re-marked, with the new DSCP.
+#    from h1) is reported by the sender as re-marked, with the new DSCP,
+#    and the reply as sent back with it, not the class's (RP 1).
 # e. A class reached by an IPv6 flow label rule is probed with that label:
 #    the rule on r counts exactly its test packets.
 # f. Wrong arguments: one line naming the word, exit 1.
@@ -110,9 +111,9 @@ test_idle()
 			[ "$(stream "$f$fam.json" $cls '"\(.sent) \(.received) \(.lost) \(.duplicates) \(.rtt.samples)"')" = \
 			  "$COUNT $COUNT 0 0 $COUNT" ]
 			check_err $? "IPv$fam $cls: sent received lost duplicates samples: $(stream "$f$fam.json" $cls '"\(.sent) \(.received) \(.lost) \(.duplicates) \(.rtt.samples)"')"
-			[ "$(stream "$f$fam.json" $cls '"\(.dscp) \(.reflector.dscp) \(.reflector.dscp_replies) \(.reflector.remarked)"')" = \
-			  "${DSCP[$cls]} ${DSCP[$cls]} $COUNT 0" ]
-			check_err $? "IPv$fam $cls: dscp, reflector dscp, replies with it, re-marked: $(stream "$f$fam.json" $cls '"\(.dscp) \(.reflector.dscp) \(.reflector.dscp_replies) \(.reflector.remarked)"')"
+			[ "$(stream "$f$fam.json" $cls '"\(.dscp) \(.reflector.dscp) \(.reflector.dscp_replies) \(.reflector.remarked) \(.reflector.cos_refused)"')" = \
+			  "${DSCP[$cls]} ${DSCP[$cls]} $COUNT 0 0" ]
+			check_err $? "IPv$fam $cls: dscp, reflector dscp, replies with it, re-marked, cos refused: $(stream "$f$fam.json" $cls '"\(.dscp) \(.reflector.dscp) \(.reflector.dscp_replies) \(.reflector.remarked) \(.reflector.cos_refused)"')"
 			# r forwarded it once: the reflector saw TTL 63.
 			[ "$(stream "$f$fam.json" $cls .reflector.ttl)" = 63 ]
 			check_err $? "IPv$fam $cls: reflector TTL $(stream "$f$fam.json" $cls .reflector.ttl)"
@@ -220,9 +221,12 @@ test_remark()
 	for fam in 4 6; do
 		send $fam "$f$fam.json" interval $INTERVAL count 20
 		check_err $? "IPv$fam probe send failed"
+		# The reflector did not send the replies back with the
+		# class's DSCP (DSCP1), but with AF11, as they came: RP 1.
 		for cls in pip be lbe; do
-			[ "$(stream "$f$fam.json" $cls '"\(.received) \(.reflector.dscp) \(.reflector.remarked)"')" = "20 10 20" ]
-			check_err $? "IPv$fam $cls: received, reflector dscp, re-marked: $(stream "$f$fam.json" $cls '"\(.received) \(.reflector.dscp) \(.reflector.remarked)"')"
+			[ "$(stream "$f$fam.json" $cls '"\(.received) \(.reflector.dscp) \(.reflector.remarked) \(.reflector.cos_refused)"')" = \
+			  "20 10 20 20" ]
+			check_err $? "IPv$fam $cls: received, reflector dscp, re-marked, cos refused: $(stream "$f$fam.json" $cls '"\(.received) \(.reflector.dscp) \(.reflector.remarked) \(.reflector.cos_refused)"')"
 		done
 	done
 	grep -q 're-marked' <(in_ns "$H1" "$QOSCTL" probe send "$H2_V6" class pip count 2 interval 10ms)

@@ -268,9 +268,10 @@ def doc_families(path):
     out = {}
     for line in open(path):
         m = re.match(r"^``(qosctl_\w+)``\s+(gauge|counter)\s+(\S+)\s", line)
-        # The probe's families come from probe send --continuous, not from
-        # the devices: probe.sh checks them against their own table.
-        if m and not m.group(1).startswith("qosctl_probe_"):
+        # The probe's and the reflector's families come from probe send
+        # --continuous and probe reflect, not from the devices: probe.sh
+        # and reflect.sh check them against their own tables.
+        if m and not m.group(1).startswith(("qosctl_probe_", "qosctl_reflect_")):
             out[m.group(1)] = (m.group(2), set(m.group(3).split(",")))
     return out
 

@@ -91,10 +91,14 @@ TEST(reflect)
 {
 	uint8_t out[64], in[64], dscp;
 
+	/* By default the reply keeps the DSCP received, 10, not DSCP1's 46:
+	 * RP 1 says so; the rest is reply_pkt. */
 	ASSERT_EQ(52, stamp_reflect(test_pkt, sizeof(test_pkt), 10 << 2 | 1, 63, TS_B, TS_C,
 				    0x0f84, out, &dscp));
-	ASSERT_EQ(0, memcmp(out, reply_pkt, 52));
-	EXPECT_EQ(46, dscp);	/* CoS DSCP1 */
+	ASSERT_EQ(0, memcmp(out, reply_pkt, 49));
+	EXPECT_EQ(0xa5, out[49]);
+	ASSERT_EQ(0, memcmp(out + 50, reply_pkt + 50, 2));
+	EXPECT_EQ(10, dscp);
 
 	/* Without the TLV: the reply keeps the DSCP received. */
 	ASSERT_EQ(44, stamp_reflect(test_pkt, 44, 10 << 2, 63, TS_B, TS_C, 0x0f84, out, &dscp));
@@ -113,6 +117,58 @@ TEST(reflect)
 	EXPECT_EQ(0x40, out[44]);
 	EXPECT_EQ(0, dscp);
 	ASSERT_EQ(-EINVAL, stamp_reflect(in, 40, 0, 64, TS_B, TS_C, 0, out, &dscp));
+}
+
+static int cos_case(uint8_t tos, uint8_t dscp1, uint64_t allowed, uint8_t *out,
+		       struct stamp_refl_out *ro)
+{
+	struct stamp_refl_in ri = { .tos = tos, .ttl = 63, .rx = TS_B, .tx = TS_C, .err = 0x0f84,
+				    .cos_allowed = allowed };
+	uint8_t in[52];
+
+	memcpy(in, test_pkt, sizeof(in));
+	in[48] = dscp1 << 2;
+	return stamp_reflect_ex(in, sizeof(in), &ri, out, ro);
+}
+
+/* The operator's set decides whether DSCP1 is used (RFC 8972 section 4.4:
+ * RP 0 when it is, 1 when it is not); DSCP2 and ECN are what came. */
+TEST(reflect_cos)
+{
+	struct stamp_refl_out ro;
+	uint8_t out[52];
+
+	/* Allowed: the reply is reply_pkt, with DSCP1. */
+	ASSERT_EQ(52, cos_case(10 << 2 | 1, 46, 1ULL << 46 | 1, out, &ro));
+	ASSERT_EQ(0, memcmp(out, reply_pkt, 52));
+	EXPECT_EQ(46, ro.dscp);
+	EXPECT_FALSE(ro.cos_refused);
+	/* The issue's case: DSCP 0 asking for EF, refused by default and by
+	 * a set without it. */
+	ASSERT_EQ(52, cos_case(0, 46, 0, out, &ro));
+	EXPECT_EQ(0, ro.dscp);
+	EXPECT_TRUE(ro.cos_refused);
+	EXPECT_EQ(0xb8, out[48]);
+	EXPECT_EQ(0x01, out[49]);	/* DSCP2 0, ECN 0, RP 1 */
+	ASSERT_EQ(52, cos_case(0, 46, 1ULL << 10 | 1, out, &ro));
+	EXPECT_EQ(0, ro.dscp);
+	EXPECT_TRUE(ro.cos_refused);
+	/* Asking for the DSCP it came with: that is what it gets, RP 0. */
+	ASSERT_EQ(52, cos_case(46 << 2, 46, 0, out, &ro));
+	EXPECT_EQ(46, ro.dscp);
+	EXPECT_FALSE(ro.cos_refused);
+	EXPECT_EQ(0xe0, out[49]);	/* DSCP2 46: 1110 in the top nibble, RP 0 */
+}
+
+/* PTPv2 truncated timestamps (Z set): seconds and nanoseconds of TAI. */
+TEST(ptp_timestamps)
+{
+	uint64_t ptp = 1763900037ULL << 32 | 123456789;
+
+	EXPECT_EQ(1763900000123456789LL, stamp_ts_to_ns(ptp, STAMP_ERR_Z | 0x0001, 37));
+	EXPECT_EQ(1763900037123456789LL, stamp_ts_to_ns(ptp, STAMP_ERR_S | STAMP_ERR_Z, 0));
+	/* Z clear: NTP, whatever the TAI offset. */
+	EXPECT_EQ(1500000000, stamp_ts_to_ns(stamp_ntp_from_ns(1500000000), STAMP_ERR_S, 37));
 }
 
 TEST(timestamps)
@@ -151,6 +207,7 @@ TEST(stream_stats)
 		struct pstats_slot r = {
 			.t2 = t1 + 100, .t3 = t1 + 150, .t4 = t1 + 350 + 10 * q,
 			.synced = true, .refl_dscp = q == 7 ? 0 : 46, .refl_ttl = 62,
+			.refl_rp = q == 7,
 			.t4_kernel = true,
 		};
 
@@ -178,6 +235,7 @@ TEST(stream_stats)
 	EXPECT_EQ(8, m.rx_kernel);
 	EXPECT_EQ(8, m.refl_dscp_replies);
 	EXPECT_EQ(1, m.remarked);
+	EXPECT_EQ(1, m.cos_refused);
 	EXPECT_EQ(62, m.refl_ttl);
 	pstats_free(&s);
 }

@@ -8,7 +8,8 @@
 # qosctl@$DEV applies the conf's profile under the unit's capabilities,
 # system call filter, namespace restrictions and read-only system; reload
 # applies a changed conf; stop removes it; the exporter serves /metrics
-# with no more than its two capabilities.
+# with no more than its two capabilities; the reflector answers IPv4 and
+# IPv6 under a dynamic user that kept no capability after its bind.
 #
 # Not exercised here: the device binding (BindsTo=/WantedBy= the device
 # unit). Device units come from udev, which a container lacks, so those
@@ -18,7 +19,7 @@
 #
 #   $NS:  $DEV (veth) --- $PEER
 #         systemd (PID 1): qosctl@$DEV.service, qosctl-exporter.service
-#                          (127.0.0.1:$PORT)
+#                          (127.0.0.1:$PORT), qosctl-reflect.service (:862)
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -48,7 +49,7 @@ ip -n "$NS" link set "$PEER" up
 PORT=$((20000 + RANDOM % 20000))
 
 sed -i '/sys-subsystem-net-devices/d' "$opt/units/qosctl@.service"
-for u in qosctl@.service qosctl-exporter.service; do
+for u in qosctl@.service qosctl-exporter.service qosctl-reflect.service; do
 	mkdir -p "$opt/units/$u.d"
 	printf '[Unit]\nDefaultDependencies=no\n[Service]\nStandardOutput=append:%s\nStandardError=append:%s\n' \
 		/opt/qosctl/log /opt/qosctl/log >"$opt/units/$u.d/test.conf"
@@ -156,6 +157,32 @@ echo "$status" | grep -qx $'CapBnd:\t0000008000200000' &&
 	echo "$status" | grep -qx $'Seccomp:\t2'
 check_err $? "exporter not confined as expected: $(echo "$status" | grep -E 'Cap|NoNew|Seccomp')"
 log_test "qosctl-exporter: $DEV in /metrics; CAP_BPF and CAP_SYS_ADMIN only"
+
+sd systemctl start qosctl-reflect.service
+check_err $? "reflector start failed: $(cat "$opt/log")"
+wait_listen "$NS" u 862
+check_err $? "the reflector does not listen on 862: $(cat "$opt/log")"
+for a in 127.0.0.1 ::1; do
+	n=$(in_ns "$NS" "$QOSCTL" probe send $a class be count 3 interval 10ms -j |
+	    jq '.streams[0].received')
+	[ "$n" = 3 ]
+	check_err $? "$a: $n of 3 test packets answered: $(cat "$opt/log")"
+done
+pid=$(sd systemctl show -p MainPID --value qosctl-reflect.service)
+status=$(sd cat "/proc/$pid/status")
+# CAP_NET_BIND_SERVICE (10) in the bounding set, used for the bind and
+# then dropped: nothing effective, permitted or ambient; not root.
+echo "$status" | grep -qx $'CapBnd:\t0000000000000400' &&
+	echo "$status" | grep -qx $'CapEff:\t0000000000000000' &&
+	echo "$status" | grep -qx $'CapPrm:\t0000000000000000' &&
+	echo "$status" | grep -qx $'CapAmb:\t0000000000000000' &&
+	echo "$status" | grep -qx $'NoNewPrivs:\t1' &&
+	echo "$status" | grep -qx $'Seccomp:\t2' &&
+	! echo "$status" | grep -q $'^Uid:\t0\t'
+check_err $? "reflector not confined as expected: $(echo "$status" | grep -E 'Uid|Cap|NoNew|Seccomp')"
+sd systemctl stop qosctl-reflect.service
+check_err $? "reflector stop failed"
+log_test "qosctl-reflect: answers IPv4 and IPv6, dynamic user, no capability left"
 
 sd systemctl stop qosctl-exporter.service "qosctl@$DEV.service"
 check_err $? "stop failed: $(cat "$opt/log")"

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "cli/cli.h"
+#include "lib/privs.h"
 #include "lib/util.h"
 #include "model/profile.h"
 #include "out/exporter.h"
@@ -41,15 +42,28 @@ struct probe_args {
 	const char *loss;
 	const char *dev;
 	const char *state;
+	/* probe reflect */
+	const char *allow;
+	const char *src_port_min;
+	const char *src_rate;
+	const char *src_burst;
+	const char *global_rate;
+	const char *global_burst;
+	const char *cos_dscp;
+	const char *user;
 };
 
 /* KEY VALUE pairs of cli_cur's words, and at most one positional. */
 static int parse_probe(int argc, char **argv, struct probe_args *a)
 {
 	const char **slot[] = { &a->port, &a->cls, &a->interval, &a->count, &a->profile,
-				&a->listen, &a->sla, &a->delay_p99, &a->loss, &a->dev, &a->state };
+				&a->listen, &a->sla, &a->delay_p99, &a->loss, &a->dev, &a->state,
+				&a->allow, &a->src_port_min, &a->src_rate, &a->src_burst,
+				&a->global_rate, &a->global_burst, &a->cos_dscp, &a->user };
 	const char *keys[] = { "port", "class", "interval", "count", "profile", "listen",
-			       "sla", "delay-p99", "loss", "dev", "state" };
+			       "sla", "delay-p99", "loss", "dev", "state", "allow",
+			       "src-port-min", "src-rate", "src-burst", "global-rate",
+			       "global-burst", "cos-dscp", "user" };
 	char name[32];
 	size_t k;
 	int i;
@@ -272,6 +286,7 @@ static void print_json(const char *addr, uint16_t port, const struct probe_send_
 				       json_object_new_int(m->refl_dscp) : NULL);
 		json_object_object_add(r, "dscp_replies", json_object_new_int64(m->refl_dscp_replies));
 		json_object_object_add(r, "remarked", json_object_new_int64(m->remarked));
+		json_object_object_add(r, "cos_refused", json_object_new_int64(m->cos_refused));
 		json_object_object_add(r, "ttl", m->refl_ttl >= 0 ?
 				       json_object_new_int(m->refl_ttl) : NULL);
 		json_object_object_add(e, "reflector", r);
@@ -328,6 +343,10 @@ static void print_text(const char *addr, uint16_t port, const struct probe_send_
 		printf("%-8s one-way ms p50 forward %.3f backward %.3f%s\n", s[i].name,
 		       m->fwd.p50 / 1e6, m->back.p50 / 1e6,
 		       m->owd_valid ? "" : " (not valid: clocks not both synchronised)");
+		if (m->cos_refused)
+			printf("%-8s %u replies not sent back with DSCP %u (RP 1): the backward "
+			       "path measured in the DSCP the reflector received\n", s[i].name,
+			       m->cos_refused, s[i].dscp);
 	}
 	if (sla->set) {
 		const struct pstats_sum *m = sla_sum(sla, s, n);
@@ -550,8 +569,10 @@ static void print_refl(const struct probe_refl_stats *rs)
 	int f, d;
 
 	json_object_object_add(o, "malformed", json_object_new_uint64(rs->bad));
+	json_object_object_add(o, "sources_evicted", json_object_new_uint64(rs->evicted));
 	for (f = 0; f < 2; f++) {
 		json_object *e = json_object_new_object(), *ds = json_object_new_object();
+		json_object *rf = json_object_new_object();
 		char k[4];
 
 		json_object_object_add(e, "packets", json_object_new_uint64(rs->packets[f]));
@@ -565,6 +586,15 @@ static void print_refl(const struct probe_refl_stats *rs)
 				       (unsigned long long)rs->dscp[f][d]);
 		}
 		json_object_object_add(e, "dscp", ds);
+		for (d = RG_PASS + 1; d < RG_NVERDICTS; d++) {
+			json_object_object_add(rf, rg_reason[d],
+					       json_object_new_uint64(rs->refused[f][d]));
+			if (!opt.json && rs->refused[f][d])
+				printf("%s refused, %s: %llu\n", fam[f], rg_reason[d],
+				       (unsigned long long)rs->refused[f][d]);
+		}
+		json_object_object_add(e, "refused", rf);
+		json_object_object_add(e, "cos_refused", json_object_new_uint64(rs->cos_refused[f]));
 		json_object_object_add(o, fam[f], e);
 	}
 	if (opt.json)
@@ -576,17 +606,143 @@ static void print_refl(const struct probe_refl_stats *rs)
 	json_object_put(o);
 }
 
+/* @s, if given, a number from 1 to @max, into @v. */
+static int refl_num(const char *key, const char *s, uint32_t max, uint32_t *v)
+{
+	if (!s)
+		return 0;
+	if (qos_parse_u32(s, v) || !*v || *v > max) {
+		qos_err("probe reflect: %s '%s': expected 1-%u", key, s, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "PREFIX[,PREFIX...]" into the guard's allow-list. */
+static int refl_allow(const char *s, struct rg_cfg *g)
+{
+	char buf[4096], *tok, *save;
+
+	if (!s)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (g->nallow == RG_ALLOW_MAX) {
+			qos_err("probe reflect: allow: at most %d prefixes", RG_ALLOW_MAX);
+			return -EINVAL;
+		}
+		if (rg_parse_prefix(tok, &g->allow[g->nallow++])) {
+			qos_err("probe reflect: allow '%s': not an IPv4 or IPv6 prefix", tok);
+			return -EINVAL;
+		}
+	}
+	if (!g->nallow) {
+		qos_err("probe reflect: allow '%s': expected PREFIX[,PREFIX...]", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "DSCP[,DSCP...]" (numbers or names) into a mask. */
+static int refl_cos(const char *s, uint64_t *mask)
+{
+	char buf[512], *tok, *save;
+	uint8_t d;
+
+	*mask = 0;
+	if (!s)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (qos_parse_dscp(tok, &d)) {
+			qos_err("probe reflect: cos-dscp '%s': expected DSCPs (0-63 or a name: "
+				"ef, af11, cs1), comma-separated", tok);
+			return -EINVAL;
+		}
+		*mask |= 1ULL << d;
+	}
+	if (!*mask) {
+		qos_err("probe reflect: cos-dscp '%s': expected DSCP[,DSCP...]", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int refl_cfg(const struct probe_args *a, struct probe_refl_cfg *c)
+{
+	struct rg_cfg *g = &c->guard;
+	uint32_t pmin = RG_SRC_PORT_MIN;
+
+	if (parse_port("probe reflect", a->port, &c->port))
+		return -EINVAL;
+	rg_cfg_default(g, c->port);
+	c->addr = a->listen;
+	if (refl_num("src-port-min", a->src_port_min, 65535, &pmin) ||
+	    refl_num("src-rate", a->src_rate, 10000000, &g->src_rate) ||
+	    refl_num("src-burst", a->src_burst, 1000000, &g->src_burst) ||
+	    refl_num("global-rate", a->global_rate, 10000000, &g->all_rate) ||
+	    refl_num("global-burst", a->global_burst, 1000000, &g->all_burst) ||
+	    refl_allow(a->allow, g) || refl_cos(a->cos_dscp, &c->cos_allowed))
+		return -EINVAL;
+	g->src_port_min = pmin;
+	return 0;
+}
+
+struct refl_run {
+	const char *user;
+	struct probe_refl_stats *rs;
+	struct qos_exporter srv;
+};
+
+static int write_refl_metrics(FILE *f, void *arg)
+{
+	pm_write_reflect(f, arg);
+	return 0;
+}
+
+/* The sockets are bound: give up root and capabilities, then serve the
+ * metrics (from a thread, started only now: capabilities are per thread). */
+static int refl_ready(void *arg, char *err, size_t errlen)
+{
+	struct refl_run *run = arg;
+	sigset_t set;
+	int r;
+
+	r = qos_drop_privs(run->user, err, errlen);
+	if (r || !opt.listen)
+		return r;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	run->srv = (struct qos_exporter){ .write = write_refl_metrics, .arg = run->rs };
+	r = qos_exporter_start(&run->srv, opt.listen, err, errlen);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	if (!r)
+		fprintf(stderr, "qosctl: probe reflect: serving /metrics on %s\n", opt.listen);
+	return r;
+}
+
 int do_probe_reflect(int argc, char **argv)
 {
 	struct probe_refl_stats rs = {};
+	struct probe_refl_cfg c = { .stop = &stop };
+	struct refl_run run = { .user = "nobody", .rs = &rs };
 	struct probe_args a = {};
 	char err[512];
-	uint16_t port;
+	int r;
 
-	if (parse_probe(argc, argv, &a) || parse_port("probe reflect", a.port, &port))
+	if (parse_probe(argc, argv, &a) || refl_cfg(&a, &c))
 		return -EINVAL;
+	if (a.user)
+		run.user = a.user;
+	c.ready = refl_ready;
+	c.arg = &run;
 	catch_signals();
-	if (probe_reflect(a.listen, port, &stop, &rs, err, sizeof(err))) {
+	r = probe_reflect(&c, &rs, err, sizeof(err));
+	if (run.srv.d)
+		qos_exporter_stop(&run.srv);
+	if (r) {
 		qos_err("probe reflect: %s", err);
 		return -1;
 	}

@@ -135,7 +135,33 @@ static const struct cli_word w_probe_profile = {
 	"profile", "PROFILE", CV_PROFILE, "the classes and DSCPs to probe; pip-20pct if not given"
 };
 static const struct cli_word w_probe_listen = {
-	"listen", "ADDRESS", CV_NONE, "the local address; every IPv4 and IPv6 one if not given"
+	"listen", "ADDRESS[,ADDRESS...]", CV_NONE,
+	"up to 8 local addresses; every IPv4 and IPv6 one if not given"
+};
+
+static const struct cli_word w_refl_allow = {
+	"allow", "PREFIX[,PREFIX...]", CV_NONE, "answer only these IPv4 and IPv6 prefixes"
+};
+static const struct cli_word w_refl_port_min = {
+	"src-port-min", "N", CV_NONE, "refuse source ports below N; 1024 if not given"
+};
+static const struct cli_word w_refl_src_rate = {
+	"src-rate", "N", CV_NONE, "test packets per second per source; 1000 if not given"
+};
+static const struct cli_word w_refl_src_burst = {
+	"src-burst", "N", CV_NONE, "a source's burst of test packets; 100 if not given"
+};
+static const struct cli_word w_refl_global_rate = {
+	"global-rate", "N", CV_NONE, "test packets per second in all; 20000 if not given"
+};
+static const struct cli_word w_refl_global_burst = {
+	"global-burst", "N", CV_NONE, "the burst of all sources; 1000 if not given"
+};
+static const struct cli_word w_refl_cos = {
+	"cos-dscp", "DSCP[,DSCP...]", CV_NONE, "DSCPs a Class of Service TLV may ask for the reply"
+};
+static const struct cli_word w_refl_user = {
+	"user", "USER", CV_NONE, "started as root, run as USER once bound; nobody if not given"
 };
 static const struct cli_word w_exporter_allow = {
 	"allow", "PREFIX", CV_NONE, "serve only clients in these prefixes (at most 16)"
@@ -282,13 +308,24 @@ static const struct cli_cmd probe_cmds[] = {
 	{
 		.name = "reflect",
 		.group = "probe",
-		.synopsis = "[listen ADDRESS] [port PORT] [-j]",
+		.synopsis = "[listen ADDRESS[,ADDRESS...]] [port PORT] [allow PREFIX[,PREFIX...]] "
+			    "[src-port-min N] [src-rate N] [src-burst N] [global-rate N] "
+			    "[global-burst N] [cos-dscp DSCP[,DSCP...]] [user USER] "
+			    "[--listen ADDRESS] [-j]",
 		.summary = "answer STAMP test packets until stopped",
 		.help = "Reflect STAMP and TWAMP-light test packets, IPv4 and IPv6, until "
 			"SIGINT or SIGTERM, then print the packets reflected per family "
-			"and received DSCP.",
-		.words = WORDS(&w_probe_listen, &w_port),
-		.opts = O_BIT(O_JSON),
+			"and received DSCP, and those refused per reason. A reply keeps "
+			"the DSCP its test packet came with unless cos-dscp allows the "
+			"one its Class of Service TLV asks for. Test packets from "
+			"outside allow, from source ports below src-port-min, 7 or PORT, "
+			"and beyond the rates are not answered. Started as root, it "
+			"runs as USER with no capability once bound; with --listen, "
+			"its counters are served as metrics.",
+		.words = WORDS(&w_probe_listen, &w_port, &w_refl_allow, &w_refl_port_min,
+			       &w_refl_src_rate, &w_refl_src_burst, &w_refl_global_rate,
+			       &w_refl_global_burst, &w_refl_cos, &w_refl_user),
+		.opts = O_BIT(O_JSON) | O_BIT(O_LISTEN),
 		.fn = do_probe_reflect,
 	},
 	{},

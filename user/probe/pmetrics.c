@@ -152,3 +152,42 @@ void pm_write(FILE *f, const struct pm_target *t)
 	fprintf(f, "qosctl_probe_windows_total{target=\"%s\",family=\"%s\"} %llu\n", t->target,
 		t->family, (unsigned long long)t->windows);
 }
+
+static uint64_t ld(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+/* @v[0] and @v[1] as NAME{family="ipv4"} and NAME{family="ipv6"}. */
+static void per_family(FILE *f, const char *name, const char *help, const uint64_t *v)
+{
+	head(f, name, "counter", help);
+	fprintf(f, "%s{family=\"ipv4\"} %llu\n%s{family=\"ipv6\"} %llu\n", name,
+		(unsigned long long)ld(&v[0]), name, (unsigned long long)ld(&v[1]));
+}
+
+void pm_write_reflect(FILE *f, const struct probe_refl_stats *rs)
+{
+	const char *n = "qosctl_reflect_refused_total";
+	int fam, v;
+
+	per_family(f, "qosctl_reflect_packets_total", "STAMP test packets reflected.",
+		   rs->packets);
+	head(f, n, "counter", "Datagrams not answered, by reason: destination (broadcast or "
+	     "multicast), allow (not from an allowed prefix), port (from a port replies "
+	     "come from), source-rate, global-rate.");
+	for (fam = 0; fam < 2; fam++)
+		for (v = RG_PASS + 1; v < RG_NVERDICTS; v++)
+			fprintf(f, "%s{family=\"ipv%d\",reason=\"%s\"} %llu\n", n, fam ? 6 : 4,
+				rg_reason[v], (unsigned long long)ld(&rs->refused[fam][v]));
+	per_family(f, "qosctl_reflect_cos_refused_total",
+		   "Replies not sent with the DSCP their CoS TLV asked for (RP 1).",
+		   rs->cos_refused);
+	head(f, "qosctl_reflect_malformed_total", "counter",
+	     "Datagrams too short to be a test packet.");
+	fprintf(f, "qosctl_reflect_malformed_total %llu\n", (unsigned long long)ld(&rs->bad));
+	head(f, "qosctl_reflect_sources_evicted_total", "counter",
+	     "Sources whose rate state gave way to another's in the bounded table.");
+	fprintf(f, "qosctl_reflect_sources_evicted_total %llu\n",
+		(unsigned long long)ld(&rs->evicted));
+}

@@ -52,5 +52,8 @@ bool pm_sla_met(const struct pm_sla *sla, const struct pstats_sum *sum);
 /* Add the window just measured (s[i].st and s[i].sum) to @t. */
 void pm_add_window(struct pm_target *t);
 void pm_write(FILE *f, const struct pm_target *t);
+/* The reflector's counters (`probe reflect --listen`), read while the
+ * reflecting thread updates them. */
+void pm_write_reflect(FILE *f, const struct probe_refl_stats *rs);
 
 #endif /* __QOS_PMETRICS_H */

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,7 +183,7 @@ static void stream_errqueue(struct probe_stream *s)
 	}
 }
 
-static void stream_recv(struct probe_stream *s, uint16_t errest)
+static void stream_recv(struct probe_stream *s, uint16_t errest, int tai_utc)
 {
 	uint8_t buf[STAMP_MAX_LEN];
 	char ctl[256];
@@ -206,15 +207,18 @@ static void stream_recv(struct probe_stream *s, uint16_t errest)
 		if (!sl.t4)
 			sl.t4 = now_ns(CLOCK_REALTIME);
 		/* A reply that does not carry back the timestamp we sent is
-		 * not an answer to us. */
-		if (stamp_reply_parse(buf, len, &r) || r.ssid != s->ssid ||
+		 * not an answer to us. SSID 0: a reflector that knows no
+		 * RFC 8972 (TWAMP-light, plain RFC 8762) zeroes it; the
+		 * socket's own port and the timestamp still tell. */
+		if (stamp_reply_parse(buf, len, &r) || (r.ssid && r.ssid != s->ssid) ||
 		    r.s_seq >= s->st.sent ||
 		    stamp_ntp_from_ns(s->st.slot[r.s_seq].t1) != r.s_ts)
 			continue;
-		sl.t2 = stamp_ntp_to_ns(r.rx_ts);
-		sl.t3 = stamp_ntp_to_ns(r.ts);
+		sl.t2 = stamp_ts_to_ns(r.rx_ts, r.err, tai_utc);
+		sl.t3 = stamp_ts_to_ns(r.ts, r.err, tai_utc);
 		sl.synced = (r.err & STAMP_ERR_S) && (errest & STAMP_ERR_S);
 		sl.refl_dscp = r.cos.present && !(r.cos.flags & STAMP_TLV_F_U) ? r.cos.dscp2 : -1;
+		sl.refl_rp = sl.refl_dscp >= 0 && r.cos.rp;
 		sl.refl_ttl = r.s_ttl;
 		pstats_reply(&s->st, r.s_seq, &sl);
 	}
@@ -236,6 +240,7 @@ int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned 
 	       char *err, size_t errlen)
 {
 	uint16_t errest = stamp_err_local();
+	int tai_utc = stamp_tai_utc();
 	struct pollfd pfd[QOS_MAX_CLASSES];
 	int64_t start, deadline = 0, now;
 	unsigned int i;
@@ -294,7 +299,7 @@ int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned 
 			if (pfd[i].revents & POLLERR)
 				stream_errqueue(&s[i]);
 			if (pfd[i].revents & POLLIN)
-				stream_recv(&s[i], errest);
+				stream_recv(&s[i], errest, tai_utc);
 		}
 	}
 	/* TX timestamps not yet read are still queued. */
@@ -344,117 +349,218 @@ fail:
 	return r;
 }
 
-/* One test packet in, its reply out, from the address it was sent to and
- * with the DSCP stamp_reflect() chose. */
-static void refl_one(int fd, int fam, uint16_t errest, struct probe_refl_stats *rs)
-{
-	uint8_t in[STAMP_MAX_LEN], out[STAMP_MAX_LEN], dscp;
-	char ctl[512], octl[128] = {};
-	struct sockaddr_storage from;
-	struct iovec iov = { in, sizeof(in) };
-	struct msghdr m = { .msg_name = &from, .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl };
-	struct in_pktinfo pi4 = {};
-	struct in6_pktinfo pi6 = {};
-	bool have_pi = false;
-	struct cmsghdr *c;
-	int tos = 0, ttl = 0, t;
-	int64_t rx;
-	ssize_t len;
+#define CNT_ADD(x, n)	__atomic_fetch_add(&(x), (n), __ATOMIC_RELAXED)
 
-	m.msg_namelen = sizeof(from);
-	m.msg_controllen = sizeof(ctl);
-	len = recvmsg(fd, &m, MSG_DONTWAIT);
-	if (len < 0)
-		return;
-	rx = cmsg_ts(&m);
-	if (!rx)
-		rx = now_ns(CLOCK_REALTIME);
+/* One datagram as received, with what its control messages said. */
+struct refl_pkt {
+	uint8_t buf[STAMP_MAX_LEN];
+	ssize_t len;
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	int tos, ttl;
+	int64_t rx;
+	bool have_pi;
+	struct in_pktinfo pi4;
+	struct in6_pktinfo pi6;
+};
+
+static int refl_recv(int fd, struct refl_pkt *p)
+{
+	char ctl[512];
+	struct iovec iov = { p->buf, sizeof(p->buf) };
+	struct msghdr m = { .msg_name = &p->from, .msg_namelen = sizeof(p->from),
+			    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+
+	p->len = recvmsg(fd, &m, MSG_DONTWAIT);
+	if (p->len < 0)
+		return -errno;
+	p->fromlen = m.msg_namelen;
+	p->tos = p->ttl = 0;
+	p->have_pi = false;
+	p->rx = cmsg_ts(&m);
+	if (!p->rx)
+		p->rx = now_ns(CLOCK_REALTIME);
 	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
-			tos = *(uint8_t *)CMSG_DATA(c);
+			p->tos = *(uint8_t *)CMSG_DATA(c);
 		else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL)
-			memcpy(&ttl, CMSG_DATA(c), sizeof(ttl));
+			memcpy(&p->ttl, CMSG_DATA(c), sizeof(p->ttl));
 		else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
-			have_pi = memcpy(&pi4, CMSG_DATA(c), sizeof(pi4));
+			p->have_pi = memcpy(&p->pi4, CMSG_DATA(c), sizeof(p->pi4));
 		else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)
-			memcpy(&tos, CMSG_DATA(c), sizeof(tos));
+			memcpy(&p->tos, CMSG_DATA(c), sizeof(p->tos));
 		else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)
-			memcpy(&ttl, CMSG_DATA(c), sizeof(ttl));
+			memcpy(&p->ttl, CMSG_DATA(c), sizeof(p->ttl));
 		else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO)
-			have_pi = memcpy(&pi6, CMSG_DATA(c), sizeof(pi6));
+			p->have_pi = memcpy(&p->pi6, CMSG_DATA(c), sizeof(p->pi6));
 	}
-	len = stamp_reflect(in, len, tos, ttl, stamp_ntp_from_ns(rx),
-			    stamp_ntp_from_ns(now_ns(CLOCK_REALTIME)), errest, out, &dscp);
-	if (len < 0) {
-		rs->bad++;
-		return;
-	}
-	rs->packets[fam == AF_INET6]++;
-	rs->dscp[fam == AF_INET6][tos >> 2]++;
+	return 0;
+}
 
-	iov = (struct iovec){ out, len };
-	m.msg_control = octl;
+/* @out back to where @p came from, from the address it was sent to, with
+ * @dscp (ECN 0): the same for both families. */
+static void refl_send(int fd, int fam, struct refl_pkt *p, const uint8_t *out, size_t len,
+		      uint8_t dscp)
+{
+	char octl[128] = {};
+	struct iovec iov = { (void *)out, len };
+	struct msghdr m = { .msg_name = &p->from, .msg_namelen = p->fromlen, .msg_iov = &iov,
+			    .msg_iovlen = 1, .msg_control = octl };
+	struct cmsghdr *c;
+	int t = dscp << 2;
+
 	m.msg_controllen = CMSG_SPACE(sizeof(int)) +
-			   (fam == AF_INET ? CMSG_SPACE(sizeof(pi4)) : CMSG_SPACE(sizeof(pi6)));
+			   (fam == AF_INET ? CMSG_SPACE(sizeof(p->pi4)) : CMSG_SPACE(sizeof(p->pi6)));
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = fam == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
 	c->cmsg_type = fam == AF_INET ? IP_TOS : IPV6_TCLASS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
-	t = dscp << 2;
 	memcpy(CMSG_DATA(c), &t, sizeof(t));
 	c = CMSG_NXTHDR(&m, c);
-	if (have_pi && fam == AF_INET) {
-		pi4.ipi_spec_dst = pi4.ipi_addr;
-		pi4.ipi_ifindex = 0;
+	if (p->have_pi && fam == AF_INET) {
+		p->pi4.ipi_spec_dst = p->pi4.ipi_addr;
+		p->pi4.ipi_ifindex = 0;
 		c->cmsg_level = IPPROTO_IP;
 		c->cmsg_type = IP_PKTINFO;
-		c->cmsg_len = CMSG_LEN(sizeof(pi4));
-		memcpy(CMSG_DATA(c), &pi4, sizeof(pi4));
-	} else if (have_pi) {
+		c->cmsg_len = CMSG_LEN(sizeof(p->pi4));
+		memcpy(CMSG_DATA(c), &p->pi4, sizeof(p->pi4));
+	} else if (p->have_pi) {
 		c->cmsg_level = IPPROTO_IPV6;
 		c->cmsg_type = IPV6_PKTINFO;
-		c->cmsg_len = CMSG_LEN(sizeof(pi6));
-		memcpy(CMSG_DATA(c), &pi6, sizeof(pi6));
+		c->cmsg_len = CMSG_LEN(sizeof(p->pi6));
+		memcpy(CMSG_DATA(c), &p->pi6, sizeof(p->pi6));
 	} else {
 		m.msg_controllen = CMSG_SPACE(sizeof(int));
 	}
 	sendmsg(fd, &m, MSG_DONTWAIT);
 }
 
-int probe_reflect(const char *addr, uint16_t port, volatile sig_atomic_t *stop,
-		  struct probe_refl_stats *rs, char *err, size_t errlen)
+/*
+ * Whether @p was sent to an address of this host, not to a broadcast or
+ * multicast one: one such request would be answered by every reflector
+ * of the link, to whatever source it names. IPv4: the kernel's
+ * ipi_spec_dst is the destination itself only for a local unicast
+ * route, the interface's address for broadcast and multicast.
+ */
+static bool refl_unicast(const struct refl_pkt *p, int fam)
 {
-	struct sockaddr_storage ss[2];
-	struct pollfd pfd[2];
-	socklen_t len[2];
-	int fam[2], n = 0, i, r = 0;
-	uint16_t errest;
+	if (!p->have_pi)
+		return true;
+	if (fam == AF_INET)
+		return p->pi4.ipi_addr.s_addr == p->pi4.ipi_spec_dst.s_addr &&
+		       !IN_MULTICAST(ntohl(p->pi4.ipi_addr.s_addr));
+	return !IN6_IS_ADDR_MULTICAST(&p->pi6.ipi6_addr);
+}
 
-	if (addr) {
-		if (probe_addr(addr, port, &ss[0], &len[0])) {
-			snprintf(err, errlen, "listen '%s': not an IPv4 or IPv6 address", addr);
+struct refl_ctx {
+	const struct probe_refl_cfg *cfg;
+	struct rguard guard;
+	struct probe_refl_stats *rs;
+	uint16_t errest;
+};
+
+/* One datagram in; its reply out if the guard lets it, with the DSCP
+ * stamp_reflect_ex() chose. */
+static void refl_one(struct refl_ctx *x, int fd, int fam)
+{
+	struct refl_pkt p;
+	uint8_t out[STAMP_MAX_LEN];
+	struct stamp_refl_in ri = { .cos_allowed = x->cfg->cos_allowed, .err = x->errest };
+	struct stamp_refl_out ro;
+	struct probe_refl_stats *rs = x->rs;
+	enum rg_verdict v;
+	int f = fam == AF_INET6;
+	ssize_t len;
+
+	if (refl_recv(fd, &p))
+		return;
+	/* Checked before the packet is parsed: a refused one costs nothing
+	 * more, whatever it holds. */
+	v = refl_unicast(&p, fam) ? rg_check(&x->guard, (struct sockaddr *)&p.from,
+					      now_ns(CLOCK_MONOTONIC)) : RG_DST;
+	__atomic_store_n(&rs->evicted, x->guard.evicted, __ATOMIC_RELAXED);
+	if (v != RG_PASS) {
+		CNT_ADD(rs->refused[f][v], 1);
+		return;
+	}
+	ri.tos = p.tos;
+	ri.ttl = p.ttl;
+	ri.rx = stamp_ntp_from_ns(p.rx);
+	ri.tx = stamp_ntp_from_ns(now_ns(CLOCK_REALTIME));
+	len = stamp_reflect_ex(p.buf, p.len, &ri, out, &ro);
+	if (len < 0) {
+		CNT_ADD(rs->bad, 1);
+		return;
+	}
+	CNT_ADD(rs->packets[f], 1);
+	CNT_ADD(rs->dscp[f][p.tos >> 2], 1);
+	if (ro.cos_refused)
+		CNT_ADD(rs->cos_refused[f], 1);
+	refl_send(fd, fam, &p, out, len, ro.dscp);
+}
+
+/* The sockets of c->addr ("ADDR[,ADDR...]"), or of 0.0.0.0 and :: when
+ * it is NULL; -errno, @err says (the ones opened are in @pfd, @n). */
+static int refl_bind(const struct probe_refl_cfg *c, struct pollfd *pfd, int *fam, int *n,
+		     char *err, size_t errlen)
+{
+	char buf[PROBE_REFL_SOCKS * (INET6_ADDRSTRLEN + 1)], *tok, *save;
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	*n = 0;
+	if (snprintf(buf, sizeof(buf), "%s", c->addr ?: "0.0.0.0,::") >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "listen: at most %d addresses", PROBE_REFL_SOCKS);
+		return -EINVAL;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == PROBE_REFL_SOCKS) {
+			snprintf(err, errlen, "listen: at most %d addresses", PROBE_REFL_SOCKS);
 			return -EINVAL;
 		}
-		n = 1;
-	} else {
-		probe_addr("0.0.0.0", port, &ss[0], &len[0]);
-		probe_addr("::", port, &ss[1], &len[1]);
-		n = 2;
-	}
-	for (i = 0; i < n; i++) {
-		fam[i] = ss[i].ss_family;
-		pfd[i].events = POLLIN;
-		pfd[i].fd = refl_open(fam[i], &ss[i], len[i], err, errlen);
-		if (pfd[i].fd < 0) {
-			r = pfd[i].fd;
-			n = i;
-			goto out;
+		if (probe_addr(tok, c->port, &ss, &len)) {
+			snprintf(err, errlen, "listen '%s': not an IPv4 or IPv6 address", tok);
+			return -EINVAL;
 		}
+		fam[*n] = ss.ss_family;
+		pfd[*n].events = POLLIN;
+		pfd[*n].fd = refl_open(fam[*n], &ss, len, err, errlen);
+		if (pfd[*n].fd < 0)
+			return pfd[*n].fd;
+		(*n)++;
 	}
-	while (!*stop) {
+	if (!*n) {
+		snprintf(err, errlen, "listen '%s': expected ADDRESS[,ADDRESS...]", c->addr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int probe_reflect(const struct probe_refl_cfg *c, struct probe_refl_stats *rs, char *err,
+		  size_t errlen)
+{
+	struct refl_ctx x = { .cfg = c, .rs = rs };
+	struct pollfd pfd[PROBE_REFL_SOCKS];
+	int fam[PROBE_REFL_SOCKS], n = 0, i, r;
+	uint64_t seed = 0;
+
+	/* The seed keeps a sender from aiming its addresses at one set of
+	 * the source table. Not blocking for it early in boot: the clock
+	 * and pid then, which a remote sender does not know either. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid() << 32;
+	if (rg_init(&x.guard, &c->guard, seed)) {
+		snprintf(err, errlen, "source table: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	r = refl_bind(c, pfd, fam, &n, err, errlen);
+	if (!r && c->ready)
+		r = c->ready(c->arg, err, errlen);
+	while (!r && !*c->stop) {
 		/* The estimate changes as the clock is disciplined. */
-		errest = stamp_err_local();
+		x.errest = stamp_err_local();
 		if (poll(pfd, n, 1000) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -464,10 +570,10 @@ int probe_reflect(const char *addr, uint16_t port, volatile sig_atomic_t *stop,
 		}
 		for (i = 0; i < n; i++)
 			if (pfd[i].revents & POLLIN)
-				refl_one(pfd[i].fd, fam[i], errest, rs);
+				refl_one(&x, pfd[i].fd, fam[i]);
 	}
-out:
 	for (i = 0; i < n; i++)
 		close(pfd[i].fd);
+	rg_free(&x.guard);
 	return r;
 }

@@ -15,6 +15,7 @@
 
 #include "../bpf/qos_common.h"
 #include "probe/pstats.h"
+#include "probe/rguard.h"
 
 struct probe_stream {
 	char name[QOS_CLASS_NAME_LEN];	/* the class probed */
@@ -40,19 +41,36 @@ struct probe_send_cfg {
 int probe_send(const struct probe_send_cfg *c, struct probe_stream *s, unsigned int n,
 	       char *err, size_t errlen);
 
-/* Test packets reflected, per family and DSCP received. */
+/* Test packets reflected, per family (0: IPv4, 1: IPv6) and DSCP received,
+ * and refused, per family and reason. Written by the reflecting thread
+ * with relaxed atomics, read with them by any other. */
 struct probe_refl_stats {
-	uint64_t packets[2];		/* 0: IPv4, 1: IPv6 */
+	uint64_t packets[2];
 	uint64_t dscp[2][64];
 	uint64_t bad;			/* too short to be a test packet */
+	uint64_t refused[2][RG_NVERDICTS];
+	uint64_t cos_refused[2];	/* replies not sent with the DSCP1 asked */
+	uint64_t evicted;		/* sources that took another's table entry */
 };
 
-/*
- * Reflect on @addr (or on 0.0.0.0 and :: when @addr is NULL) at @port
- * until *@stop. -errno, @err says.
- */
-int probe_reflect(const char *addr, uint16_t port, volatile sig_atomic_t *stop,
-		  struct probe_refl_stats *rs, char *err, size_t errlen);
+/* Addresses a reflector listens on, at most. */
+#define PROBE_REFL_SOCKS	8
+
+struct probe_refl_cfg {
+	const char *addr;		/* "ADDR[,ADDR...]"; NULL: 0.0.0.0 and :: */
+	uint16_t port;
+	struct rg_cfg guard;
+	uint64_t cos_allowed;		/* DSCPs a CoS TLV may choose: bit d, DSCP d */
+	/* Called once the sockets are bound, before any packet is read
+	 * (privileges dropped, metrics served): 0, or -errno with @err. */
+	int (*ready)(void *arg, char *err, size_t errlen);
+	void *arg;
+	volatile sig_atomic_t *stop;
+};
+
+/* Reflect as @c says until *c->stop. -errno, @err says. */
+int probe_reflect(const struct probe_refl_cfg *c, struct probe_refl_stats *rs, char *err,
+		  size_t errlen);
 
 /* "ADDR" (IPv4 or IPv6) and a port into @ss. */
 int probe_addr(const char *s, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);

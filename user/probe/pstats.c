@@ -46,6 +46,7 @@ void pstats_reply(struct pstats *s, uint32_t seq, const struct pstats_slot *r)
 	sl->t4_kernel = r->t4_kernel;
 	sl->synced = r->synced;
 	sl->refl_dscp = r->refl_dscp;
+	sl->refl_rp = r->refl_rp;
 	sl->refl_ttl = r->refl_ttl;
 }
 
@@ -119,6 +120,7 @@ void pstats_sum(const struct pstats *s, uint8_t dscp, struct pstats_sum *sum)
 			sum->refl_dscp = sl->refl_dscp;
 			sum->refl_dscp_replies++;
 			sum->remarked += sl->refl_dscp != dscp;
+			sum->cos_refused += sl->refl_rp;
 		}
 		sum->refl_ttl = sl->refl_ttl;
 		if (!rtt || !fwd || !back)

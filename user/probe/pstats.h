@@ -21,6 +21,7 @@ struct pstats_slot {
 	bool t4_kernel;
 	bool synced;		/* both ends' Error Estimate have S set */
 	int refl_dscp;		/* CoS TLV DSCP2; -1 without the TLV */
+	bool refl_rp;		/* CoS TLV RP set: the reply not sent with DSCP1 */
 	int refl_ttl;
 };
 
@@ -55,6 +56,7 @@ struct pstats_sum {
 	int refl_dscp;			/* the last one the reflector reported; -1 */
 	uint32_t refl_dscp_replies;	/* replies that carried it */
 	uint32_t remarked;		/* replies whose DSCP2 != @dscp */
+	uint32_t cos_refused;		/* replies not sent back with @dscp (RP) */
 	int refl_ttl;			/* the last; -1 */
 };
 

@@ -81,6 +81,22 @@ int64_t stamp_ntp_to_ns(uint64_t ntp)
 	       (int64_t)((frac * NSEC_PER_SEC + (1ULL << 31)) >> 32);
 }
 
+int64_t stamp_ts_to_ns(uint64_t ts, uint16_t err, int tai_utc_s)
+{
+	if (!(err & STAMP_ERR_Z))
+		return stamp_ntp_to_ns(ts);
+	/* Seconds below 2^32 and nanoseconds below 2^32: no overflow. */
+	return (int64_t)(ts >> 32) * (int64_t)NSEC_PER_SEC + (int64_t)(ts & 0xffffffff) -
+	       (int64_t)tai_utc_s * (int64_t)NSEC_PER_SEC;
+}
+
+int stamp_tai_utc(void)
+{
+	struct timex tx = {};
+
+	return adjtimex(&tx) < 0 ? 0 : tx.tai;
+}
+
 /* Multiplier * 2^(Scale - 32) seconds, the smallest Scale whose
  * Multiplier fits in 8 bits, never below the error (rounded up). */
 uint16_t stamp_err_encode(uint64_t err_ns, bool synced)
@@ -219,13 +235,35 @@ int stamp_reply_parse(const uint8_t *buf, size_t len, struct stamp_reply *r)
 }
 
 /*
- * Stateless reflection (RFC 8762 section 4.3): the reply's sequence number
- * is the sender's. TLVs are copied in order (RFC 8972 section 4): the CoS
- * TLV gets DSCP2 and ECN as received, any other type the U flag; a TLV
- * whose length runs past the packet gets the M flag and ends the walk.
+ * The CoS TLV at @p (RFC 8972 section 4.4): DSCP1 kept, DSCP2 and ECN as
+ * received, RP 0 when the reply is sent with DSCP1, else 1. DSCP1 is used
+ * only if the operator allows it: a sender must not pick the priority of
+ * a router's traffic.
  */
-int stamp_reflect(const uint8_t *in, size_t len, uint8_t tos, uint8_t ttl, uint64_t rx,
-		  uint64_t tx, uint16_t err, uint8_t *out, uint8_t *dscp_out)
+static void cos_reflect(uint8_t *p, const struct stamp_refl_in *ri, struct stamp_refl_out *ro)
+{
+	uint16_t v = get16(p + 4);
+	uint8_t dscp1 = v >> 10;
+
+	if (ri->cos_allowed >> dscp1 & 1)
+		ro->dscp = dscp1;
+	else if (dscp1 != ri->tos >> 2)
+		ro->cos_refused = true;
+	put16(p + 4, (uint16_t)dscp1 << 10 | (ri->tos >> 2) << 4 | (ri->tos & 3) << 2 |
+		     (ro->dscp != dscp1));
+}
+
+/*
+ * Stateless reflection (RFC 8762 section 4.3): the reply's sequence number
+ * is the sender's, its SSID the sender's (0 from a TWAMP-light or plain
+ * RFC 8762 sender), T1 and the sender's Error Estimate (its Z bit among
+ * them) copied as they came. TLVs are copied in order (RFC 8972 section
+ * 4): the CoS TLV as cos_reflect() says, any other type gets the U flag;
+ * a TLV whose length runs past the packet gets the M flag and ends the
+ * walk.
+ */
+int stamp_reflect_ex(const uint8_t *in, size_t len, const struct stamp_refl_in *ri,
+		     uint8_t *out, struct stamp_refl_out *ro)
 {
 	struct stamp_reply r = {};
 	struct stamp_test t;
@@ -234,16 +272,17 @@ int stamp_reflect(const uint8_t *in, size_t len, uint8_t tos, uint8_t ttl, uint6
 	if (len > STAMP_MAX_LEN || stamp_test_parse(in, len, &t))
 		return -EINVAL;
 	r.seq = t.seq;
-	r.ts = tx;
-	r.err = err;
+	r.ts = ri->tx;
+	r.err = ri->err;
 	r.ssid = t.ssid;
-	r.rx_ts = rx;
+	r.rx_ts = ri->rx;
 	r.s_seq = t.seq;
 	r.s_ts = t.ts;
 	r.s_err = t.err;
-	r.s_ttl = ttl;
+	r.s_ttl = ri->ttl;
 	stamp_reply_pack(&r, out, len);
-	*dscp_out = tos >> 2;
+	ro->dscp = ri->tos >> 2;
+	ro->cos_refused = false;
 	memcpy(out + STAMP_BASE_LEN, in + STAMP_BASE_LEN, len - STAMP_BASE_LEN);
 	for (off = STAMP_BASE_LEN; off + STAMP_TLV_HDR_LEN <= len;) {
 		uint8_t *p = out + off;
@@ -253,15 +292,22 @@ int stamp_reflect(const uint8_t *in, size_t len, uint8_t tos, uint8_t ttl, uint6
 			p[0] |= STAMP_TLV_F_M;
 			break;
 		}
-		if (p[1] == STAMP_TLV_COS && l >= STAMP_COS_LEN) {
-			uint16_t v = get16(p + 4);
-
-			*dscp_out = v >> 10;
-			put16(p + 4, (v & 0xfc00) | (tos >> 2) << 4 | (tos & 3) << 2 | (v & 3));
-		} else if (p[1] != 0 || l != 0) {
+		if (p[1] == STAMP_TLV_COS && l >= STAMP_COS_LEN)
+			cos_reflect(p, ri, ro);
+		else if (p[1] != 0 || l != 0)
 			p[0] |= STAMP_TLV_F_U;
-		}
 		off += STAMP_TLV_HDR_LEN + l;
 	}
 	return len;
+}
+
+int stamp_reflect(const uint8_t *in, size_t len, uint8_t tos, uint8_t ttl, uint64_t rx,
+		  uint64_t tx, uint16_t err, uint8_t *out, uint8_t *dscp_out)
+{
+	struct stamp_refl_in ri = { .tos = tos, .ttl = ttl, .rx = rx, .tx = tx, .err = err };
+	struct stamp_refl_out ro;
+	int r = stamp_reflect_ex(in, len, &ri, out, &ro);
+
+	*dscp_out = ro.dscp;
+	return r;
 }

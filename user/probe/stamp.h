@@ -65,6 +65,15 @@ struct stamp_reply {
 };
 
 uint64_t stamp_ntp_from_ts(const struct timespec *ts);
+/*
+ * A packet's timestamp in nanoseconds since the Unix epoch (UTC), in the
+ * format its Error Estimate @err says: NTP 64-bit, or with Z set the PTPv2
+ * truncated format (seconds and nanoseconds of TAI since 1970), less
+ * @tai_utc_s, TAI's lead on UTC.
+ */
+int64_t stamp_ts_to_ns(uint64_t ts, uint16_t err, int tai_utc_s);
+/* TAI - UTC as the kernel knows it (adjtimex), 0 if it does not. */
+int stamp_tai_utc(void);
 /* Nanoseconds since the Unix epoch. */
 int64_t stamp_ntp_to_ns(uint64_t ntp);
 uint64_t stamp_ntp_from_ns(int64_t ns);
@@ -83,13 +92,31 @@ int stamp_reply_pack(const struct stamp_reply *r, uint8_t *buf, size_t len);
 int stamp_test_parse(const uint8_t *buf, size_t len, struct stamp_test *t);
 int stamp_reply_parse(const uint8_t *buf, size_t len, struct stamp_reply *r);
 
+/* What the reflector knows of one test packet, and its policy. */
+struct stamp_refl_in {
+	uint8_t tos;		/* the DS field (or Traffic Class) received */
+	uint8_t ttl;
+	uint64_t rx;		/* T2, NTP */
+	uint64_t tx;		/* T3, NTP */
+	uint16_t err;		/* the reflector's Error Estimate */
+	uint64_t cos_allowed;	/* DSCPs the CoS TLV may choose: bit d, DSCP d */
+};
+
+struct stamp_refl_out {
+	uint8_t dscp;		/* the DSCP the reply is to be sent with */
+	bool cos_refused;	/* a CoS TLV asked for a DSCP not allowed */
+};
+
 /*
- * The reflector's work on one test packet of @len bytes, received with
- * @tos and @ttl at @rx (NTP): writes the reply of the same length in
- * @out (the TLVs copied, the CoS TLV filled, unknown ones flagged U,
- * malformed ones M) and returns its length, or -EINVAL. @dscp_out: the
- * DSCP the reply is to be sent with (CoS DSCP1, else the one received).
+ * The reflector's work on one test packet of @len bytes: writes the reply
+ * of the same length in @out (the TLVs copied, the CoS TLV filled, unknown
+ * ones flagged U, malformed ones M) and returns its length, or -EINVAL.
+ * The reply's DSCP is the one received, or the CoS TLV's DSCP1 if
+ * @ri->cos_allowed has it; RP says which (RFC 8972 section 4.4).
  */
+int stamp_reflect_ex(const uint8_t *in, size_t len, const struct stamp_refl_in *ri,
+		     uint8_t *out, struct stamp_refl_out *ro);
+/* stamp_reflect_ex() with no DSCP the CoS TLV may choose. */
 int stamp_reflect(const uint8_t *in, size_t len, uint8_t tos, uint8_t ttl, uint64_t rx,
 		  uint64_t tx, uint16_t err, uint8_t *out, uint8_t *dscp_out);
 
