@@ -4,10 +4,9 @@
  * input is a UDP payload as the reflector (a test packet) and the sender
  * (a reply) receive it from anyone. Both parsers must stay within the
  * buffer and walk the TLVs to their end; what a parse gives, packed again
- * and parsed again, must give the same fields.
- *
- * stamp_reflect() is left out while the reflector is reworked (issue 20,
- * item 1): add it here with its final signature.
+ * and parsed again, must give the same fields. The reflector's work on the
+ * same bytes must write a reply of the request's length, with the DSCP the
+ * request arrived with or one the operator allowed, and nothing else.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,6 +65,32 @@ static void reply_round_trip(const uint8_t *data, size_t size)
 		abort();
 }
 
+/*
+ * The DS field the packet "arrived with" and the DSCPs the CoS TLV may
+ * choose come from the input's last bytes, so the fuzzer explores them too.
+ */
+static void reflect_one(const uint8_t *data, size_t size)
+{
+	struct stamp_refl_in ri = { .ttl = 64, .rx = 1, .tx = 2, .err = STAMP_ERR_S };
+	struct stamp_refl_out ro;
+	uint8_t out[STAMP_MAX_LEN];
+	int len;
+
+	if (size > STAMP_MAX_LEN)
+		return;
+	if (size >= 9) {
+		ri.tos = data[size - 9];
+		memcpy(&ri.cos_allowed, data + size - 8, sizeof(ri.cos_allowed));
+	}
+	len = stamp_reflect_ex(data, size, &ri, out, &ro);
+	if (len < 0)
+		return;
+	if ((size_t)len != size || ro.dscp > 63)
+		abort();
+	if (ro.dscp != ri.tos >> 2 && !(ri.cos_allowed & (1ULL << ro.dscp)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* A copy of exactly @size bytes: ASan sees any read past it. */
@@ -76,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(pkt, data, size);
 	test_round_trip(pkt, size);
 	reply_round_trip(pkt, size);
+	reflect_one(pkt, size);
 	free(pkt);
 	return 0;
 }
