@@ -95,6 +95,12 @@ static int admit(struct admission *a, struct qos_reserve_req *q, bool replace, c
 			 q->r.name);
 		return -EEXIST;
 	}
+	/* The same terms again: nothing to change, and the rule keeps its id,
+	 * policer and counters (a broker resends its whole file). */
+	if (old && qos_rule_same(old, &q->r) && old->expires_ns == q->r.expires_ns) {
+		q->r = *old;
+		return 0;
+	}
 	req = qos_resv_req_of(&q->r);
 	if (old) {
 		old_req = qos_resv_req_of(old);
