@@ -35,10 +35,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq nsenter python3
-if ! qdisc_available htb; then
-	echo "SKIP: the kernel lacks HTB"
-	exit $ksft_skip
-fi
+require_qdisc htb
 topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }
 qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
 check_err $? "apply on $R_IF2"

@@ -20,10 +20,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq nsenter python3
-if ! qdisc_available htb; then
-	echo "SKIP: the kernel lacks HTB"
-	exit $ksft_skip
-fi
+require_qdisc htb
 setup_ns R || { echo "FAIL: namespace"; exit $ksft_fail; }
 DEV=$(ifname_unique rs)
 ip -n "$R" link add "$DEV" type veth peer name "${DEV}p" || exit $ksft_fail
