@@ -358,6 +358,11 @@ static size_t name_hash(const char *s)
 
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	/* FNV's low bits barely differ between r1, r2, ...: mix the high
+	 * ones down (MurmurHash3's finaliser) before masking. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
 	return h;
 }
 
