@@ -125,7 +125,7 @@ enum qos_linklayer {
 #define QOS_MAX_QUEUES		64
 #define QOS_QUEUE_MAJOR(q)	(((q) + 1) << 8)
 
-#define QOS_META_VERSION	3
+#define QOS_META_VERSION	4
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
 /* Nothing of the profile acts at ingress: the egress program runs alone. */
