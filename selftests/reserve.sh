@@ -264,6 +264,24 @@ for fam in ipv4 ipv6; do
 	check_err $? "$fam: reserve list did not delete the expired rule"
 	log_test "$fam: a reservation for 2s steers its flow, expires by itself, swept by reserve list"
 done
+# While an apply waits for its confirmation nothing may change the rules:
+# reserve list shows an expired reservation as such, and sweeps it after.
+RET=0
+resv add dev "$R_IF2" id exp-c proto udp dport 7401 rate 1kbit for 2s >/dev/null
+check_err $? "reserve add for 2s"
+qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit --confirm 60 >/dev/null
+check_err $? "apply --confirm"
+sleep 2.1
+out=$(list_json)
+check_err $? "reserve list with an apply pending"
+[ "$(jq -c '[.reservations[] | select(.id == "exp-c") | .expired]' <<<"$out")" = '[true]' ]
+check_err $? "reserve list with an apply pending: $out"
+qosctl_ns "$R" confirm dev "$R_IF2" >/dev/null
+check_err $? "confirm"
+[ "$(list_json | jq -c '[.reservations[] | select(.id == "exp-c")] | length')" = 0 ]
+check_err $? "not swept after the confirm: $(list_json)"
+log_test "an apply pending: reserve list shows the expired reservation, then sweeps it"
+
 RET=0
 resv add dev "$R_IF2" id after proto udp dport 7500 rate 1kbit >/dev/null
 check_err $? "reserve add after the expiries"

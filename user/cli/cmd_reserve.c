@@ -270,7 +270,9 @@ static int sweep(struct admission *a, void *arg, char *err, size_t errlen)
 /*
  * Open @name to read its rules; expired reservations found there are
  * deleted first, under the lock, by one transaction: a reader sees them
- * gone rather than waiting for the next change.
+ * gone rather than waiting for the next change. Should that fail (an
+ * apply waiting for its confirmation), the list is read as it is, the
+ * expired ones shown as such.
  */
 static int open_swept(struct qos_dev *dev, const char *name, struct qos_rules *cur, char *err,
 		      size_t errlen)
@@ -287,8 +289,8 @@ static int open_swept(struct qos_dev *dev, const char *name, struct qos_rules *c
 		return 0;
 	qos_rules_free(cur);
 	qos_dev_close(dev);
-	ret = change_dev(name, sweep, NULL, err, errlen);
-	return ret ?: cli_open_rules(dev, name, cur, false, err, errlen);
+	change_dev(name, sweep, NULL, err, errlen);
+	return cli_open_rules(dev, name, cur, false, err, errlen);
 }
 
 static int reserve_list(const char *name, int argc, char **argv, char *err, size_t errlen)
