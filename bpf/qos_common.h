@@ -125,7 +125,7 @@ enum qos_linklayer {
 #define QOS_MAX_QUEUES		64
 #define QOS_QUEUE_MAJOR(q)	(((q) + 1) << 8)
 
-#define QOS_META_VERSION	3
+#define QOS_META_VERSION	4
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
 /* Nothing of the profile acts at ingress: the egress program runs alone. */
@@ -170,6 +170,11 @@ struct qos_meta {
 	char profile[QOS_PROFILE_NAME_LEN];
 	struct qos_meta_class classes[QOS_MAX_CLASSES];
 	__u32 mtu;		/* of the device when applied; 0: 1500 */
+	/* Reservations: the class's per-hop delay bound (reserve-delay, µs;
+	 * 0: the default) and the DSCP reserved flows are remarked to on
+	 * the way out (reserve-remark: QOS_REMARK_F | DSCP, 0: none). */
+	__u32 reserve_delay_us;
+	__u32 reserve_remark;
 };
 
 /*
@@ -203,6 +208,7 @@ struct qos_meta {
 #define QOS_RULES_V6		(1U << 2)	/* IPv6 shapes exist (<< QOS_TABLE_IPV6) */
 #define QOS_RULES_L4		(1U << 3)	/* a shape compares the upper-layer protocol */
 #define QOS_RULES_PORTS		(1U << 4)	/* a shape compares a port */
+#define QOS_RULES_RESERVE	(1U << 5)	/* reservations: egress looks up every packet */
 
 /*
  * qos_rule_key.mask: flow-label bits compared (0-19), the source and
@@ -252,7 +258,9 @@ struct qos_rule_key4 {
 
 #define QOS_RULE_F_SET_DSCP	(1U << 0)	/* rewrite the DSCP to .dscp */
 #define QOS_RULE_F_PROFILE	(1U << 1)	/* installed by apply, replaced by the next */
-#define QOS_RULE_F_RESERVE	(1U << 2)	/* a reservation (qosctl reserve) */
+/* A reservation (qosctl reserve): matched and policed at egress only, and
+ * with QOS_RULE_F_SET_DSCP remarked there if its policer passes it. */
+#define QOS_RULE_F_RESERVE	(1U << 2)
 
 /*
  * rank orders overlapping rules: the lowest matching rank wins. qosctl

@@ -12,8 +12,17 @@
  * skb->priority and not the mark is what reaches the qdisc: the class in the
  * mark is router-wide, the major:minor is this interface's tree.
  *
- * The DSCP is rewritten last, after the class is chosen: a class's egress
- * remark, or DSCP 0 for every class when the device washes.
+ * Reservations (qosctl reserve) are enforced here, where their class's
+ * queue is, whichever interface their packets came in by: every packet is
+ * looked up in them, marked or not, and one that matches is policed at
+ * the reservation's token bucket (dropped or demoted beyond it, as the
+ * profile says) and queued in its class. This is the one case where
+ * egress drops: TC_ACT_SHOT for a reservation's excess with
+ * reserve-exceed = drop.
+ *
+ * The DSCP is rewritten last, after the class is chosen: a reservation's
+ * remark for the packets its policer passed, a class's egress remark, or
+ * DSCP 0 for every class when the device washes.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -22,6 +31,7 @@
 #include "lib/parse.h"
 #include "lib/rules.h"
 #include "lib/dscp.h"
+#include "lib/police.h"
 
 /*
  * Queue the packet in class @cls: skb->priority = the class's qdisc class.
@@ -77,15 +87,57 @@ __noinline int qos_egress_remark(struct __sk_buff *skb, const struct qos_pkt *pk
 	return qos_remark(skb, pkt, dscp & (QOS_DSCP_MAX - 1));
 }
 
+/*
+ * The class of a parsed packet: a reservation if one matches (policed,
+ * its verdict in *@verdict, the class it is queued in, its own or the
+ * one it is demoted to, in *@out, its remark in *@remark), else the class
+ * in the mark, else a plain rule or the DSCP. QOS_CLASS_NONE with *@unp
+ * set when the rules could not parse what they need.
+ */
+static __always_inline __u32 qos_egress_class(struct __sk_buff *skb, const struct qos_cfg *cfg,
+					      struct qos_pkt *pkt, __u32 len, __u32 *out,
+					      __u32 *verdict, __u8 *remark, int *unp)
+{
+	__u32 cls = qos_mark_get(cfg, skb->mark), sel = QOS_SEL_ANY, policer;
+	struct qos_rule_val *rule;
+	__u8 flags, dscp;
+
+	if (cls != QOS_CLASS_NONE) {
+		*out = cls;
+		if (!(cfg->rules & QOS_RULES_RESERVE))
+			return cls;
+		sel = QOS_SEL_RESERVE;
+	}
+	*unp = qos_rules_classify(skb, cfg, pkt, len, &rule, sel);
+	if (*unp != QOS_UNP_NONE)
+		return QOS_CLASS_NONE;
+	if (!rule) {
+		if (cls == QOS_CLASS_NONE)
+			cls = qos_classify_pkt(skb, cfg, pkt);
+		*out = cls;
+		return cls;
+	}
+	*out = cls = rule->class_id & (QOS_MAX_CLASSES - 1);
+	flags = rule->flags;
+	dscp = rule->dscp;
+	policer = rule->policer;
+	if (!(flags & QOS_RULE_F_RESERVE))
+		return cls;
+	if (policer)
+		*verdict = qos_police_step(skb, pkt, policer, len, out);
+	if (*verdict == QOS_V_PASS && (flags & QOS_RULE_F_SET_DSCP))
+		*remark = QOS_REMARK_F | (dscp & (QOS_DSCP_MAX - 1));
+	return cls;
+}
+
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
 {
-	struct qos_rule_val *rule;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
-	__u32 cls, verdict;
-	__u8 remark;
+	__u32 cls, out, verdict = QOS_V_PASS;
+	__u8 remark = 0;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -100,26 +152,27 @@ int qos_egress(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	}
 
-	cls = qos_mark_get(cfg, skb->mark);
-	if (cls == QOS_CLASS_NONE) {
-		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
-		if (ret != QOS_UNP_NONE) {
-			qos_egress_unparsed(skb, cfg, ret, len);
-			return TC_ACT_UNSPEC;
-		}
-		cls = rule ? rule->class_id & (QOS_MAX_CLASSES - 1) :
-			     qos_classify_pkt(skb, cfg, &pkt);
+	/* Counted under the class the packet was policed in, as at
+	 * ingress; queued in the class it leaves with. */
+	cls = qos_egress_class(skb, cfg, &pkt, len, &out, &verdict, &remark, &ret);
+	if (ret != QOS_UNP_NONE) {
+		qos_egress_unparsed(skb, cfg, ret, len);
+		return TC_ACT_UNSPEC;
 	}
-	qos_egress_queue(skb, cfg, cls);
-	verdict = QOS_V_PASS;
-	remark = cfg->egress_remark[pkt.table & 1][cls];
+	if (verdict == QOS_V_DROP) {
+		qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
+		return TC_ACT_SHOT;
+	}
+	qos_egress_queue(skb, cfg, out);
+	if (!remark)
+		remark = cfg->egress_remark[pkt.table & 1][out & (QOS_MAX_CLASSES - 1)];
 	/* Wash (CAKE's term): the DSCP has done its work here, the next
 	 * domain gets 0. The class, and a class's own egress remark, stay. */
 	if (!(remark & QOS_REMARK_F) && (cfg->flags & QOS_CFG_F_WASH))
 		remark = QOS_REMARK_F;
 	if ((remark & QOS_REMARK_F) && pkt.dscp != (remark & (QOS_DSCP_MAX - 1)) &&
 	    !qos_egress_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
-		verdict = QOS_V_REMARK;
+		verdict = verdict == QOS_V_PASS ? QOS_V_REMARK : verdict;
 	qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 	return TC_ACT_UNSPEC;
 }

@@ -20,21 +20,6 @@
 #include "lib/police.h"
 
 /*
- * The policer step as a global function: the verifier checks it once, on
- * its own, instead of on every path of qos_ingress() that reaches it (its
- * lock-free bucket retries its compare-and-swap, and every class and rule
- * path walked it again: 0.3 s of verification per load, now a few ms).
- * The pointers are the caller's stack; NULL only to please the verifier.
- */
-__noinline int qos_police_step(struct __sk_buff *skb, const struct qos_pkt *pkt, __u32 policer,
-			       __u32 len, __u32 *out)
-{
-	if (!skb || !pkt || !out)
-		return QOS_V_PASS;
-	return qos_police(skb, pkt, policer, len, out);
-}
-
-/*
  * Download shaping: into class @cls of the IFB's tree. skb->priority, not
  * the mark, picks the class there: HTB and PRIO read skb->priority
  * directly, and nothing between this redirect and the IFB's qdisc rewrites
@@ -79,7 +64,7 @@ int qos_ingress(struct __sk_buff *skb)
 		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
 	}
 
-	ret = qos_rules_classify(skb, cfg, &pkt, len, &rule);
+	ret = qos_rules_classify(skb, cfg, &pkt, len, &rule, QOS_SEL_PLAIN);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
 		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);

@@ -45,6 +45,15 @@ require_root()
 	fi
 }
 
+# require_qdisc KIND: skip the test on a kernel without qdisc KIND.
+require_qdisc()
+{
+	if ! qdisc_available "$1"; then
+		echo "SKIP: the kernel lacks $1"
+		exit $ksft_skip
+	fi
+}
+
 require_cmd()
 {
 	local c
@@ -335,10 +344,7 @@ topo_h1_r_h2_applied()
 {
 	local dev
 
-	if ! qdisc_available htb; then
-		echo "SKIP: the kernel lacks HTB"
-		exit $ksft_skip
-	fi
+	require_qdisc htb
 	topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }
 	for dev in "$R_IF1" "$R_IF2"; do
 		qosctl_ns "$R" apply "$1" dev "$dev" rate "$2"

@@ -106,9 +106,12 @@ make_profiles()
 }
 
 # tc_state DEV: qdiscs and classes without counters, filters with ids.
+# Qdiscs sorted: the kernel lists them in the order of its handle hash and
+# of their creation, so a leaf that a rollback re-created (pip's bfifo of
+# A, after B's pfifo) moves in the list and is the same state.
 tc_state()
 {
-	tc -n "$R" -d qdisc show dev "$1"
+	tc -n "$R" -d qdisc show dev "$1" | sort
 	tc -n "$R" -d class show dev "$1"
 	tc -n "$R" filter show dev "$1" ingress
 	tc -n "$R" filter show dev "$1" egress

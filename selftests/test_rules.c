@@ -845,6 +845,97 @@ TEST_F(rules, police)
 	EXPECT_EQ(1, cls[CLS_BE]);
 }
 
+/* Reservations of @words: rules of pip, policed at a burst of two frames
+ * of @p4 / @p6 at 1 kbit/s, remarked EF, the excess demoted or dropped. */
+static int install_resv(FIXTURE_DATA(rules) *self, const struct pkt *p4, const struct pkt *p6,
+			uint8_t exceed)
+{
+	struct qos_rules next = {};
+	struct qos_rule r;
+	char w[160];
+	int ret;
+
+	snprintf(w, sizeof(w), "name v4 src 10.1.1.1 proto udp dport 7000 class pip police 1kbit "
+		 "burst %zu set-dscp ef", 2 * p4->len);
+	ret = rule_parse(w, &self->prof, &r);
+	r.reserve = true;
+	r.police_act = (struct qos_police_action){ exceed, exceed == QOS_PA_DEMOTE ? CLS_BE : 0 };
+	ret = ret ?: qos_rules_add(&next, &r);
+	snprintf(w, sizeof(w), "name v6 flowlabel 0x12345 class pip police 1kbit burst %zu "
+		 "set-dscp ef", 2 * p6->len);
+	ret = ret ?: rule_parse(w, &self->prof, &r);
+	r.reserve = true;
+	r.police_act = (struct qos_police_action){ exceed, exceed == QOS_PA_DEMOTE ? CLS_BE : 0 };
+	ret = ret ?: qos_rules_add(&next, &r);
+	ret = ret ?: commit(self, &next);
+	qos_rules_free(&next);
+	return ret;
+}
+
+/* The DSCP of the packet egress let out of @p. */
+static uint8_t out_dscp(const struct pkt *p, const struct run_result *r)
+{
+	if (p->buf[p->l3] >> 4 == 4)
+		return r->out[p->l3 + 1] >> 2;
+	return ((r->out[p->l3] & 0x0f) << 4 | r->out[p->l3 + 1] >> 4) >> 2;
+}
+
+/*
+ * Reservations are enforced at egress, where their class's queue is,
+ * whatever the mark says (BE from another interface's ingress, or none):
+ * policed at their own token bucket (two frames at 1 kbit/s: the first two
+ * packets conform), the conforming packets queued in PIP and remarked EF,
+ * the excess demoted to BE with its DSCP untouched, or dropped. Ingress
+ * does not look at them. IPv4 by address and port, IPv6 by flow label.
+ */
+TEST_F(rules, reserve_egress)
+{
+	static const struct pspec v4 = { V4, "10.1.1.1", UDP_(1, 7000) };
+	static const struct pspec v6 = { V6, .fl = 0x12345, UDP_(1, 7000) };
+	const struct pspec *spec[] = { &v4, &v6 };
+	static struct run_result r;
+	static struct pkt p[2];
+	uint32_t mark, f, i, idx;
+
+	build(&p[0], &v4);
+	build(&p[1], &v6);
+	ASSERT_EQ(0, install_resv(self, &p[0], &p[1], QOS_PA_DEMOTE));
+	EXPECT_TRUE(self->cfg.rules & QOS_RULES_RESERVE);
+	for (f = 0; f < 2; f++) {
+		EXPECT_EQ(CLS_BE, classify(self, spec[f]));
+		idx = rule_named(self, f ? "v6" : "v4")->policer;
+		for (i = 0; i < 6; i++) {
+			mark = i & 1 ? CLS_BE << MARK_SHIFT : 0;
+			pkt_run(self->prog[QOS_DIR_EGRESS], &p[f], mark, &r);
+			ASSERT_EQ(0, r.err);
+			EXPECT_EQ(TC_ACT_UNSPEC, r.retval);
+			EXPECT_EQ(self->cfg.classid[i < 2 ? CLS_PIP : CLS_BE], r.ctx.priority)
+				TH_LOG("family %u packet %u", f, i);
+			EXPECT_EQ(i < 2 ? 46 : 0, out_dscp(&p[f], &r))
+				TH_LOG("family %u packet %u", f, i);
+		}
+		EXPECT_EQ(2, police_pkts(self, idx, f, TB_GREEN));
+		EXPECT_EQ(4, police_pkts(self, idx, f, TB_RED));
+		EXPECT_EQ(6, hits(self, f ? "v6" : "v4"));
+		EXPECT_EQ(2, qos_test_ctr(bpf_map__fd(self->skel->maps.qos_stats),
+					  qos_stats_key(QOS_DIR_EGRESS, CLS_PIP, f,
+							QOS_V_REMARK)).packets);
+		EXPECT_EQ(4, qos_test_ctr(bpf_map__fd(self->skel->maps.qos_stats),
+					  qos_stats_key(QOS_DIR_EGRESS, CLS_PIP, f,
+							QOS_V_DEMOTE)).packets);
+	}
+
+	/* reserve-exceed = drop: the excess is shot at egress. */
+	ASSERT_EQ(0, install_resv(self, &p[0], &p[1], QOS_PA_DROP));
+	for (f = 0; f < 2; f++) {
+		for (i = 0; i < 3; i++) {
+			pkt_run(self->prog[QOS_DIR_EGRESS], &p[f], CLS_BE << MARK_SHIFT, &r);
+			EXPECT_EQ(i < 2 ? TC_ACT_UNSPEC : TC_ACT_SHOT, r.retval)
+				TH_LOG("family %u packet %u", f, i);
+		}
+	}
+}
+
 /* Port ranges are aligned blocks: the shapes they take count against the
  * limit, and two ranges that share a block are refused. */
 TEST_F(rules, port_limits)

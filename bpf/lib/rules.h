@@ -18,12 +18,19 @@
 #include "maps.h"
 #include "parse.h"
 
+/* Which rules a lookup takes (qos_rules_classify()'s @sel): plain rules,
+ * reservations, or both. Reservations are enforced where their queue is,
+ * at egress; ingress looks at plain rules alone. */
+#define QOS_SEL_PLAIN		(1U << 0)
+#define QOS_SEL_RESERVE		(1U << 1)
+#define QOS_SEL_ANY		(QOS_SEL_PLAIN | QOS_SEL_RESERVE)
+
 /* Deepest classified header: Ethernet, two tags, IPv4 with options. */
 #define QOS_L3_OFF_MAX	(14 + 8 + 60)
 
 static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *skb,
 							    const struct qos_cfg *cfg,
-							    const struct qos_pkt *pkt)
+							    const struct qos_pkt *pkt, __u32 sel)
 {
 	void *data_end = qos_skb_data_end(skb);
 	void *data = qos_skb_data(skb);
@@ -89,6 +96,8 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 		 * whether or not a qosctl command has deleted it yet. */
 		if (v && v->expires_ns && bpf_ktime_get_boot_ns() >= v->expires_ns)
 			v = NULL;
+		if (v && !(sel & (v->flags & QOS_RULE_F_RESERVE ? QOS_SEL_RESERVE : QOS_SEL_PLAIN)))
+			v = NULL;
 		if (v && (!best || v->rank < best->rank))
 			best = v;
 	}
@@ -107,14 +116,16 @@ static __always_inline void qos_rule_hit(__u32 id, __u32 len)
 }
 
 /*
- * Look the packet up in the rules of its family, if there are any: count the
- * hit and apply the rule's DSCP rewrite. *rulep is the matching rule or NULL.
+ * Look the packet up in the rules of its family that @sel takes, if there
+ * are any: count the hit and apply the rule's DSCP rewrite (a
+ * reservation's is its egress remark, done after its policer). *rulep is
+ * the matching rule or NULL.
  * Returns an unparsed reason when the extension headers a protocol rule
  * needs cannot be walked; ports are read only when a rule compares one. Packet pointers are invalid afterwards.
  */
 static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struct qos_cfg *cfg,
 					      struct qos_pkt *pkt, __u32 len,
-					      struct qos_rule_val **rulep)
+					      struct qos_rule_val **rulep, __u32 sel)
 {
 	struct qos_rule_val *rule;
 	int ret;
@@ -130,11 +141,11 @@ static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struc
 	pkt->has_ports = 0;
 	if (cfg->rules & QOS_RULES_PORTS)
 		qos_parse_ports(skb, pkt);
-	rule = qos_rules_match(skb, cfg, pkt);
+	rule = qos_rules_match(skb, cfg, pkt, sel);
 	if (!rule)
 		return QOS_UNP_NONE;
 	qos_rule_hit(rule->id, len);
-	if (rule->flags & QOS_RULE_F_SET_DSCP)
+	if ((rule->flags & (QOS_RULE_F_SET_DSCP | QOS_RULE_F_RESERVE)) == QOS_RULE_F_SET_DSCP)
 		qos_dscp_rewrite(skb, pkt->l3_off, pkt->table, rule->dscp);
 	*rulep = rule;
 	return QOS_UNP_NONE;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include <json-c/json.h>
 
 #include "cli/cli.h"
@@ -20,48 +22,41 @@
 #include "model/reserve.h"
 #include "txn/txn.h"
 
-static struct qos_rule *find(struct qos_rules *l, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (l->r[i].reserve && !strcmp(l->r[i].name, name))
-			return &l->r[i];
-	return NULL;
-}
-
-static void unique_name(const struct qos_rules *l, char *name, size_t len)
-{
-	unsigned int n;
-	size_t i;
-
-	for (n = 1;; n++) {
-		snprintf(name, len, "r%u", n);
-		for (i = 0; i < l->n && strcmp(l->r[i].name, name); i++)
-			;
-		if (i == l->n)
-			return;
-	}
-}
-
 /*
- * Admit @q into @cur, the device's rules (expired reservations already
- * dropped): a reservation of the same id is replaced if @replace, else
- * refused. On refusal @err has the numbers.
+ * A device's reservations being changed: its rules (expired reservations
+ * dropped), the class they are admitted to, the live set summed, and the
+ * names hashed, so that each request costs constant time.
  */
-static int admit(struct qos_rules *cur, const struct qos_meta *meta, struct qos_reserve_req *q,
-		 bool replace, const char *dev, char *err, size_t errlen)
-{
-	char a[32], b[32], c[32], d[32], e[32], msg[256];
-	struct qos_rule *old = NULL;
-	uint64_t now = qos_boottime_ns(), sum, free_bps;
-	const char *key;
-	size_t n;
+struct admission {
+	struct qos_rules *cur;
+	const struct qos_meta *meta;
+	struct qos_resv_class c;
+	struct qos_resv_sum sum;
+	struct qos_resv_index names;
+	const char *dev;
+};
 
-	if (!meta->reserve_class) {
+static int admission_init(struct admission *a, struct qos_rules *cur, const struct qos_meta *meta,
+			  const char *dev)
+{
+	a->cur = cur;
+	a->meta = meta;
+	a->dev = dev;
+	a->c = qos_resv_class_of(meta);
+	a->sum = qos_reserve_sum(cur, &a->c, qos_boottime_ns());
+	return qos_resv_index_init(&a->names, cur);
+}
+
+/* The request's terms: named, bound to the class, checked, its expiry. */
+static int request_bind(struct admission *a, struct qos_reserve_req *q, char *err, size_t errlen)
+{
+	const char *key;
+	char msg[256];
+
+	if (!a->meta->reserve_class) {
 		snprintf(err, errlen,
 			 "dev %s: profile %s has no reserve-class: reservations need one",
-			 dev, meta->profile);
+			 a->dev, a->meta->profile);
 		return -EOPNOTSUPP;
 	}
 	if (!q->r.police_bps) {
@@ -69,62 +64,105 @@ static int admit(struct qos_rules *cur, const struct qos_meta *meta, struct qos_
 		return -EINVAL;
 	}
 	if (!q->r.name[0])
-		unique_name(cur, q->r.name, sizeof(q->r.name));
-	old = find(cur, q->r.name);
-	if (old && !replace) {
-		snprintf(err, errlen, "dev %s: reservation %s exists (reserve del first)", dev,
-			 q->r.name);
-		return -EEXIST;
-	}
-	qos_reserve_bind(&q->r, meta);
+		qos_resv_index_name(&a->names, q->r.name, sizeof(q->r.name));
+	qos_reserve_bind(&q->r, a->meta);
 	if (qos_rule_check(&q->r, &key, msg, sizeof(msg))) {
 		snprintf(err, errlen, "%s: %s", key, msg);
 		return -EINVAL;
 	}
-	q->r.expires_ns = q->for_ns ? now + q->for_ns : 0;
+	q->r.expires_ns = q->for_ns ? qos_boottime_ns() + q->for_ns : 0;
+	return 0;
+}
 
-	sum = qos_reserve_sum(cur, now, &n);
-	if (old) {
-		sum -= old->police_bps;
-		n--;
+/*
+ * Admit @q into the device's rules: a reservation of the same id is
+ * replaced if @replace, else refused. On refusal @err has the numbers.
+ */
+static int admit(struct admission *a, struct qos_reserve_req *q, bool replace, char *err, size_t errlen)
+{
+	struct qos_resv_req req, old_req;
+	enum qos_resv_verdict v;
+	struct qos_rule *old;
+	char rate[32], msg[384];
+	int ret;
+
+	ret = request_bind(a, q, err, errlen);
+	if (ret)
+		return ret;
+	old = qos_resv_index_find(&a->names, q->r.name);
+	if (old && !replace) {
+		snprintf(err, errlen, "dev %s: reservation %s exists (reserve del first)", a->dev,
+			 q->r.name);
+		return -EEXIST;
 	}
-	free_bps = meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0;
-	if (q->r.police_bps > free_bps) {
-		snprintf(err, errlen,
-			 "dev %s: reservation %s of %s refused: class %s admits %s (ceiling %s less "
-			 "%u%% headroom), %s is reserved by %zu reservation%s, %s is free", dev,
-			 q->r.name, qos_fmt_rate(q->r.police_bps, a, sizeof(a)), q->r.class_name,
-			 qos_fmt_rate(meta->reserve_cap_bps, b, sizeof(b)),
-			 qos_fmt_rate(meta->reserve_ceil_bps, c, sizeof(c)),
-			 meta->reserve_headroom_pct, qos_fmt_rate(sum, d, sizeof(d)), n,
-			 n == 1 ? "" : "s", qos_fmt_rate(free_bps, e, sizeof(e)));
+	/* The same terms again: nothing to change, and the rule keeps its id,
+	 * policer and counters (a broker resends its whole file). */
+	if (old && qos_rule_same(old, &q->r) && old->expires_ns == q->r.expires_ns) {
+		q->r = *old;
+		return 0;
+	}
+	req = qos_resv_req_of(&q->r);
+	if (old) {
+		old_req = qos_resv_req_of(old);
+		qos_resv_sum_step(&a->sum, &a->c, &old_req, -1);
+	}
+	v = qos_resv_admit(&a->c, &a->sum, &req);
+	if (v != QOS_RESV_ADMIT) {
+		qos_resv_refusal(msg, sizeof(msg), v, &a->c, &a->sum, &req);
+		snprintf(err, errlen, "dev %s: reservation %s of %s refused: %s", a->dev,
+			 q->r.name, qos_fmt_rate(req.rate_bps, rate, sizeof(rate)), msg);
+		if (old)
+			qos_resv_sum_step(&a->sum, &a->c, &old_req, 1);
 		return -ENOSPC;
 	}
+	qos_resv_sum_step(&a->sum, &a->c, &req, 1);
 	if (old) {
 		/* Same id, new terms: the rule keeps its place and policer
 		 * slot only if its match is unchanged; simplest is anew. */
 		*old = q->r;
 		return 0;
 	}
-	return qos_rules_add(cur, &q->r);
+	ret = qos_rules_add(a->cur, &q->r);
+	return ret ?: qos_resv_index_add(&a->names, a->cur->n - 1);
 }
 
-/* Open @name locked, with its rules and no expired reservations. */
-static int open_locked(struct qos_dev *dev, const char *name, struct qos_rules *cur, char *err,
-		       size_t errlen)
+/*
+ * Change the reservations of @name: open it locked, with its rules and no
+ * expired reservations, let @fn change them, and commit the rules in one
+ * transaction.
+ */
+static int change_dev(const char *name, int (*fn)(struct admission *a, void *arg, char *err,
+						  size_t errlen),
+		      void *arg, char *err, size_t errlen)
 {
-	int ret = cli_open_rules(dev, name, cur, true, err, errlen);
+	struct qos_rules cur = {};
+	struct admission a;
+	struct qos_dev dev;
+	int ret;
 
-	if (!ret)
-		qos_reserve_purge(cur, qos_boottime_ns());
+	ret = cli_open_rules(&dev, name, &cur, true, err, errlen);
+	if (ret)
+		return ret;
+	qos_reserve_purge(&cur, qos_boottime_ns());
+	ret = admission_init(&a, &cur, &dev.cfg.meta, name);
+	if (ret)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	ret = ret ?: fn(&a, arg, err, errlen);
+	ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
+	qos_resv_index_free(&a.names);
+	qos_rules_free(&cur);
+	qos_txn_close(&dev);
 	return ret;
+}
+
+static int add_one(struct admission *a, void *arg, char *err, size_t errlen)
+{
+	return admit(a, arg, false, err, errlen);
 }
 
 static int reserve_add(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
-	struct qos_rules cur = {};
 	struct qos_reserve_req q = {};
-	struct qos_dev dev;
 	int i, ret;
 
 	qos_rule_init(&q.r);
@@ -141,49 +179,40 @@ static int reserve_add(const char *name, int argc, char **argv, char *err, size_
 		if (ret)
 			return ret;
 	}
-	ret = open_locked(&dev, name, &cur, err, errlen);
-	if (ret)
-		return ret;
-	ret = admit(&cur, &dev.cfg.meta, &q, false, name, err, errlen);
-	ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
+	ret = change_dev(name, add_one, &q, err, errlen);
 	if (!ret)
 		printf("dev %s: reservation %s\n", name, q.r.name);
-	qos_rules_free(&cur);
-	qos_txn_close(&dev);
 	return ret;
+}
+
+static int del_one(struct admission *a, void *arg, char *err, size_t errlen)
+{
+	struct qos_rule *r = qos_resv_index_find(&a->names, arg);
+	struct qos_rules *cur = a->cur;
+
+	if (!r) {
+		snprintf(err, errlen, "dev %s: no reservation %s", a->dev, (const char *)arg);
+		return -ENOENT;
+	}
+	memmove(r, r + 1, (cur->n - (r - cur->r) - 1) * sizeof(*r));
+	cur->n--;
+	return 0;
 }
 
 static int reserve_del(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
-	struct qos_rules cur = {};
-	struct qos_rule *r;
-	struct qos_dev dev;
-	int ret;
-
 	if (argc != 2 || strcmp(argv[0], "id")) {
 		snprintf(err, errlen, "say which reservation: id NAME");
 		return -EINVAL;
 	}
-	ret = open_locked(&dev, name, &cur, err, errlen);
-	if (ret)
-		return ret;
-	r = find(&cur, argv[1]);
-	if (!r) {
-		snprintf(err, errlen, "dev %s: no reservation %s", name, argv[1]);
-		ret = -ENOENT;
-	} else {
-		memmove(r, r + 1, (cur.n - (r - cur.r) - 1) * sizeof(*r));
-		cur.n--;
-		ret = qos_txn_rules(&dev, &cur, err, errlen);
-	}
-	qos_rules_free(&cur);
-	qos_txn_close(&dev);
-	return ret;
+	return change_dev(name, del_one, argv[1], err, errlen);
 }
 
 static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, uint64_t now,
-		      uint64_t sum, const char *dev)
+		      const struct qos_resv_class *c, const struct qos_resv_sum *s,
+		      const char *dev)
 {
+	uint64_t sum = s->rate_bps;
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	char match[256];
 	size_t i;
@@ -198,6 +227,12 @@ static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, 
 	json_object_object_add(o, "reserved_bps", json_object_new_uint64(sum));
 	json_object_object_add(o, "free_bps",
 			       json_object_new_uint64(meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0));
+	json_object_object_add(o, "delay_bound_us", json_object_new_uint64(c->delay_ns / 1000));
+	json_object_object_add(o, "queue_bytes", json_object_new_uint64(qos_resv_queue_bytes(c)));
+	json_object_object_add(o, "max_packet_bytes", json_object_new_uint64(c->max_pkt));
+	json_object_object_add(o, "reserved_burst_bytes", json_object_new_uint64(s->burst));
+	json_object_object_add(o, "worst_delay_us",
+			       json_object_new_uint64(qos_resv_delay_ns(c, s) / 1000));
 	for (i = 0; i < cur->n; i++) {
 		const struct qos_rule *r = &cur->r[i];
 		json_object *e;
@@ -227,6 +262,37 @@ static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, 
 	json_object_put(o);
 }
 
+static int sweep(struct admission *a, void *arg, char *err, size_t errlen)
+{
+	return 0;
+}
+
+/*
+ * Open @name to read its rules; expired reservations found there are
+ * deleted first, under the lock, by one transaction: a reader sees them
+ * gone rather than waiting for the next change. Should that fail (an
+ * apply waiting for its confirmation), the list is read as it is, the
+ * expired ones shown as such.
+ */
+static int open_swept(struct qos_dev *dev, const char *name, struct qos_rules *cur, char *err,
+		      size_t errlen)
+{
+	struct qos_rules copy;
+	int ret = cli_open_rules(dev, name, cur, false, err, errlen);
+	size_t gone;
+
+	if (ret)
+		return ret;
+	copy = *cur;
+	gone = qos_reserve_purge(&copy, qos_boottime_ns());
+	if (!gone)
+		return 0;
+	qos_rules_free(cur);
+	qos_dev_close(dev);
+	change_dev(name, sweep, NULL, err, errlen);
+	return cli_open_rules(dev, name, cur, false, err, errlen);
+}
+
 static int reserve_list(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
 	char a[32], b[32], c[32], match[256], left[32];
@@ -234,20 +300,24 @@ static int reserve_list(const char *name, int argc, char **argv, char *err, size
 	struct qos_rules cur = {};
 	struct qos_dev dev;
 	const struct qos_meta *meta;
-	size_t i, n;
+	struct qos_resv_class rc;
+	struct qos_resv_sum s;
+	size_t i;
 	int ret;
 
 	if (argc) {
 		cli_unknown_key(cli_cur, "reserve list", argv[0]);
 		return ERR_SHOWN;
 	}
-	ret = cli_open_rules(&dev, name, &cur, false, err, errlen);
+	ret = open_swept(&dev, name, &cur, err, errlen);
 	if (ret)
 		return ret;
 	meta = &dev.cfg.meta;
-	sum = qos_reserve_sum(&cur, now, &n);
+	rc = qos_resv_class_of(meta);
+	s = qos_reserve_sum(&cur, &rc, now);
+	sum = s.rate_bps;
 	if (opt.json) {
-		list_json(&cur, meta, now, sum, name);
+		list_json(&cur, meta, now, &rc, &s, name);
 		goto out;
 	}
 	if (!meta->reserve_class) {
@@ -262,8 +332,11 @@ static int reserve_list(const char *name, int argc, char **argv, char *err, size
 	       qos_fmt_rate(sum, c, sizeof(c)),
 	       qos_fmt_rate(meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0, match,
 			    sizeof(match)));
-	printf("%-12s %-10s %-9s %14s %16s  %s\n", "id", "rate", "expires", "packets", "bytes",
-	       "match");
+	printf("delay bound %llu us, worst case of the admitted bursts %llu us\n",
+	       (unsigned long long)(rc.delay_ns / 1000),
+	       (unsigned long long)(qos_resv_delay_ns(&rc, &s) / 1000));
+	printf("%-12s %-10s %-8s %-9s %14s %16s  %s\n", "id", "rate", "burst", "expires", "packets",
+	       "bytes", "match");
 	for (i = 0; i < cur.n; i++) {
 		const struct qos_rule *r = &cur.r[i];
 
@@ -276,8 +349,9 @@ static int reserve_list(const char *name, int argc, char **argv, char *err, size
 		else
 			snprintf(left, sizeof(left), "%llus",
 				 (unsigned long long)((r->expires_ns - now) / 1000000000ULL));
-		printf("%-12s %-10s %-9s %14llu %16llu  %s\n", r->name,
-		       qos_fmt_rate(r->police_bps, a, sizeof(a)), left,
+		printf("%-12s %-10s %-8llu %-9s %14llu %16llu  %s\n", r->name,
+		       qos_fmt_rate(r->police_bps, a, sizeof(a)),
+		       (unsigned long long)r->police_burst, left,
 		       (unsigned long long)r->hits.packets, (unsigned long long)r->hits.bytes,
 		       qos_rule_fmt_match(r, match, sizeof(match)));
 	}
@@ -302,29 +376,86 @@ int do_reserve_list(int argc, char **argv)
 	return cli_on_dev(argc, argv, reserve_list);
 }
 
+/* The requests of a file on one device, from the first. */
+struct dev_requests {
+	const char *dev;
+	const char **devs;
+	struct qos_reserve_req *qs;
+	size_t first, n, k;
+};
+
+static int add_file(struct admission *a, void *arg, char *err, size_t errlen)
+{
+	struct dev_requests *d = arg;
+	size_t j;
+	int ret = 0;
+
+	for (j = d->first; j < d->n && !ret; j++) {
+		if (strcmp(d->devs[j], d->dev))
+			continue;
+		ret = admit(a, &d->qs[j], true, err, errlen);
+		d->k++;
+	}
+	return ret;
+}
+
 /* The requests from @first on whose device is @dev, in one transaction. */
 static int apply_dev(const char *dev, const char **devs, struct qos_reserve_req *qs, size_t first,
 		     size_t n, char *err, size_t errlen)
 {
-	struct qos_rules cur = {};
+	struct dev_requests d = { dev, devs, qs, first, n, 0 };
+	int ret = change_dev(dev, add_file, &d, err, errlen);
+
+	if (!ret)
+		printf("dev %s: %zu reservation%s in force\n", dev, d.k, d.k == 1 ? "" : "s");
+	return ret;
+}
+
+/*
+ * More requests for device @devs[@first] than it has room for, whatever
+ * it holds: refused before any device is changed. Each reservation takes
+ * a rule and a policer of its own.
+ */
+static int check_room(const char *path, const char **devs, size_t first, size_t n, char *err,
+		      size_t errlen)
+{
+	const size_t policers = QOS_POLICERS_MAX - QOS_POLICER_RULE_FIRST;
 	struct qos_dev d;
 	size_t j, k = 0;
+	uint32_t rules;
 	int ret;
 
-	ret = open_locked(&d, dev, &cur, err, errlen);
+	for (j = first; j < n; j++)
+		k += !strcmp(devs[j], devs[first]);
+	ret = qos_txn_open_read(&d, devs[first], err, errlen);
 	if (ret)
 		return ret;
-	for (j = first; j < n && !ret; j++) {
-		if (strcmp(devs[j], dev))
-			continue;
-		ret = admit(&cur, &d.cfg.meta, &qs[j], true, dev, err, errlen);
-		k++;
-	}
-	ret = ret ?: qos_txn_rules(&d, &cur, err, errlen);
-	if (!ret)
-		printf("dev %s: %zu reservation%s in force\n", dev, k, k == 1 ? "" : "s");
-	qos_rules_free(&cur);
+	rules = d.applied && d.have_cfg ? d.cfg.meta.rule_entries - 1 : 0;
 	qos_txn_close(&d);
+	if (k <= rules && k <= policers)
+		return 0;
+	snprintf(err, errlen,
+		 "%s: %zu requests for dev %s, which holds at most %zu reservations (its rule "
+		 "table %u, policers %zu): nothing changed", path, k, devs[first],
+		 rules < policers ? (size_t)rules : policers, rules, policers);
+	return -ENOSPC;
+}
+
+/* Each device of @devs once, in order of its first request: @fn on it. */
+static int each_dev(const char *path, const char **devs, struct qos_reserve_req *qs, size_t n, bool room,
+		    char *err, size_t errlen)
+{
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++) {
+		for (j = 0; j < i && strcmp(devs[j], devs[i]); j++)
+			;
+		if (j < i)
+			continue;
+		ret = room ? check_room(path, devs, i, n, err, errlen) :
+			     apply_dev(devs[i], devs, qs, i, n, err, errlen);
+	}
 	return ret;
 }
 
@@ -342,7 +473,7 @@ static int apply_file(const char *path, char *err, size_t errlen)
 	struct qos_reserve_req *qs = NULL;
 	const char **devs = NULL;
 	json_object *root;
-	size_t n = 0, i, j;
+	size_t n = 0;
 	int ret;
 
 	root = json_object_from_file(path);
@@ -351,12 +482,8 @@ static int apply_file(const char *path, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	ret = qos_reserve_file_parse(root, path, &qs, &devs, &n, err, errlen);
-	for (i = 0; i < n && !ret; i++) {
-		for (j = 0; j < i && strcmp(devs[j], devs[i]); j++)
-			;
-		if (j == i)	/* the first request of its device */
-			ret = apply_dev(devs[i], devs, qs, i, n, err, errlen);
-	}
+	ret = ret ?: each_dev(path, devs, qs, n, true, err, errlen);
+	ret = ret ?: each_dev(path, devs, qs, n, false, err, errlen);
 	free(qs);
 	free(devs);
 	json_object_put(root);
@@ -365,11 +492,17 @@ static int apply_file(const char *path, char *err, size_t errlen)
 
 int do_reserve_apply(int argc, char **argv)
 {
+	struct stat st;
 	char err[512];
 	int ret;
 
 	if (argc != 1 || !*argv[0]) {
 		qos_err("reserve apply: give one FILE");
+		return -1;
+	}
+	if (!stat(argv[0], &st) && st.st_size > QOS_RESERVE_FILE_MAX) {
+		qos_err("reserve apply: %s: %lld bytes, more than the %u a file may have: nothing "
+			"changed", argv[0], (long long)st.st_size, QOS_RESERVE_FILE_MAX);
 		return -1;
 	}
 	ret = apply_file(argv[0], err, sizeof(err));

@@ -108,7 +108,10 @@ static const struct cli_word w_resv_rate = {
 	"rate", "RATE", CV_NONE, "the rate reserved: 2mbit"
 };
 static const struct cli_word w_resv_burst = {
-	"burst", "SIZE", CV_NONE, "its policer's bucket: 16kb, auto (default)"
+	"burst", "SIZE", CV_NONE, "its token bucket: 16kb; two full-size frames if not given"
+};
+static const struct cli_word w_resv_remark = {
+	"remark", "DSCP", CV_NONE, "rewrite its conforming packets to DSCP on the way out: ef"
 };
 static const struct cli_word w_file = {
 	NULL, "FILE", CV_NONE, "a JSON file of reservations"
@@ -236,15 +239,18 @@ static const struct cli_cmd reserve_cmds[] = {
 		.group = "reserve",
 		.synopsis = "dev IFACE [id NAME] [src PREFIX] [dst PREFIX] "
 			    "[flowlabel LABEL[/MASK]] [proto PROTO] [sport PORT[-PORT]] "
-			    "[dport PORT[-PORT]] rate RATE [burst SIZE] [for DURATION]",
+			    "[dport PORT[-PORT]] rate RATE [burst SIZE] [remark DSCP] "
+			    "[for DURATION]",
 		.summary = "reserve a rate in the profile's reserve-class",
-		.help = "Admit the flow that matches into the profile's reserve-class, policed "
-			"at RATE (beyond it demoted or dropped, as the profile says), if the "
-			"reservations together still fit the class's ceiling less its "
-			"headroom; refused with the figures otherwise. With for, the "
-			"reservation ends by itself.",
+		.help = "Admit the flow that matches into the profile's reserve-class on "
+			"IFACE's egress, policed there at RATE and SIZE (beyond them demoted "
+			"or dropped, as the profile says), if the reservations together still "
+			"fit the class's ceiling less its headroom and their bursts drain "
+			"within its delay bound; refused with the figures otherwise. With "
+			"for, the reservation ends by itself.",
 		.words = WORDS(&w_dev, &w_resv_id, &w_src, &w_dst, &w_flowlabel, &w_proto,
-			       &w_sport, &w_dport, &w_resv_rate, &w_resv_burst, &w_for),
+			       &w_sport, &w_dport, &w_resv_rate, &w_resv_burst, &w_resv_remark,
+			       &w_for),
 		.fn = do_reserve_add,
 	},
 	{

@@ -351,6 +351,9 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 	if (ret)
 		goto out;
 	*flags = qos_rules_flags(set);
+	for (i = 0; i < next->n; i++)
+		if (next->r[i].reserve)
+			*flags |= QOS_RULES_RESERVE;
 	for (i = 0; i < next->n; i++, added = i) {
 		const struct qos_rule *r = &next->r[i];
 

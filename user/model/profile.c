@@ -292,6 +292,21 @@ static int handle_reserve_key(struct parse_ctx *c, const char *key, const char *
 		if (end == v || strcmp(end, "%") || pct > 90)
 			return fail(c, key, "'%s' is not a share of the class's ceiling (0%%-90%%)", v);
 		p->reserve_headroom_pct = pct;
+	} else if (!strcmp(key, "reserve-delay")) {
+		uint64_t ns;
+
+		if (qos_parse_time(v, &ns) || ns < 100000 || ns > 1000000000)
+			return fail(c, key, "'%s' is not a delay from 100us to 1s", v);
+		p->reserve_delay_ns = ns;
+	} else if (!strcmp(key, "reserve-remark")) {
+		uint8_t d;
+
+		if (!strcmp(v, "none"))
+			p->reserve_remark = 0;
+		else if (qos_parse_dscp(v, &d))
+			return fail(c, key, "'%s' is not none or a DSCP (ef, 46, ...)", v);
+		else
+			p->reserve_remark = QOS_REMARK_F | d;
 	} else if (!strcmp(key, "reserve-exceed")) {
 		if (!strcmp(v, "demote"))
 			p->reserve_exceed = QOS_PA_DEMOTE;
@@ -750,6 +765,7 @@ int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t 
 	p->sched = QOS_SCHED_HTB;
 	p->rule_entries = QOS_RULES_DEFAULT;
 	p->reserve_headroom_pct = QOS_RESERVE_HEADROOM_DEFAULT;
+	p->reserve_delay_ns = QOS_RESERVE_DELAY_DEFAULT_NS;
 	p->reserve_exceed = QOS_PA_DEMOTE;
 	p->queues = 1;
 

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Admission control for Premium IP reservations: plain arithmetic on a rule
- * list and the profile's figures in the device's qos_meta.
+ * Admission control for Premium IP reservations: plain arithmetic on the
+ * reservation class and the token buckets of the admitted set, and the
+ * bookkeeping of reservations in a rule list.
+ *
+ * The bound (Documentation/reservations.rst, "Admission"): a reservation
+ * is a token bucket (r, b); the class's queue is served at R (its ceiling,
+ * a strict-priority class, or a rate-R server). A set of such flows with
+ * sum r <= R queues at most sum (b + M) bytes, M one packet each already
+ * in service or in the queue, so no packet waits longer than
+ * sum (b + M) / R: the delay term of RFC 2212 (Guaranteed Service, section
+ * 5, with C and D of this hop zero) and the shape of the EF PHB's E_a in
+ * RFC 3246 section 2.5.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,36 +19,137 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "model/profile.h"
 #include "model/reserve.h"
+
+struct qos_resv_class qos_resv_class_of(const struct qos_meta *meta)
+{
+	struct qos_resv_class c = {};
+
+	if (!meta->reserve_class)
+		return c;
+	c.name = qos_meta_class_name(meta, meta->reserve_class) ?: "?";
+	c.cap_bps = meta->reserve_cap_bps;
+	c.ceil_bps = meta->reserve_ceil_bps;
+	c.headroom_pct = meta->reserve_headroom_pct;
+	c.delay_ns = meta->reserve_delay_us ? meta->reserve_delay_us * 1000ULL :
+					      QOS_RESERVE_DELAY_DEFAULT_NS;
+	c.max_pkt = (meta->mtu ?: QOS_MTU_DEFAULT) + QOS_ETH_HLEN;
+	return c;
+}
+
+uint64_t qos_resv_queue_bytes(const struct qos_resv_class *c)
+{
+	return (unsigned __int128)c->delay_ns * c->ceil_bps / 8000000000ULL;
+}
+
+void qos_resv_sum_step(struct qos_resv_sum *s, const struct qos_resv_class *c,
+		       const struct qos_resv_req *q, int sign)
+{
+	s->rate_bps += sign * q->rate_bps;
+	s->burst += sign * (q->burst + c->max_pkt);
+	s->n += sign;
+}
+
+uint64_t qos_resv_delay_ns(const struct qos_resv_class *c, const struct qos_resv_sum *s)
+{
+	if (!c->ceil_bps)
+		return 0;
+	return (unsigned __int128)s->burst * 8000000000ULL / c->ceil_bps;
+}
+
+enum qos_resv_verdict qos_resv_fits(const struct qos_resv_class *c, const struct qos_resv_sum *s)
+{
+	if (s->rate_bps > c->cap_bps)
+		return QOS_RESV_RATE;
+	if (s->burst > qos_resv_queue_bytes(c))
+		return QOS_RESV_DELAY;
+	return QOS_RESV_ADMIT;
+}
+
+enum qos_resv_verdict qos_resv_admit(const struct qos_resv_class *c,
+				     const struct qos_resv_sum *s,
+				     const struct qos_resv_req *q)
+{
+	struct qos_resv_sum after = *s;
+
+	qos_resv_sum_step(&after, c, q, 1);
+	return qos_resv_fits(c, &after);
+}
+
+static const char *fmt_ms(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%03llums", (unsigned long long)(ns / 1000000),
+		 (unsigned long long)(ns / 1000 % 1000));
+	return buf;
+}
+
+void qos_resv_refusal(char *buf, size_t len, enum qos_resv_verdict v,
+		      const struct qos_resv_class *c, const struct qos_resv_sum *s,
+		      const struct qos_resv_req *q)
+{
+	uint64_t room = c->cap_bps > s->rate_bps ? c->cap_bps - s->rate_bps : 0;
+	uint64_t queue = qos_resv_queue_bytes(c);
+	struct qos_resv_sum after = *s;
+	char a[32], b[32], d[32], e[32], f[32];
+
+	if (v == QOS_RESV_RATE) {
+		snprintf(buf, len,
+			 "class %s admits %s (ceiling %s less %u%% headroom), %s is reserved by "
+			 "%zu reservation%s, %s is free", c->name,
+			 qos_fmt_rate(c->cap_bps, a, sizeof(a)),
+			 qos_fmt_rate(c->ceil_bps, b, sizeof(b)), c->headroom_pct,
+			 qos_fmt_rate(s->rate_bps, d, sizeof(d)), s->n, s->n == 1 ? "" : "s",
+			 qos_fmt_rate(room, e, sizeof(e)));
+		return;
+	}
+	qos_resv_sum_step(&after, c, q, 1);
+	snprintf(buf, len,
+		 "class %s: burst/delay: its burst of %llu bytes and the %llu of %zu admitted "
+		 "reservation%s (each with a %u-byte packet) would drain in %s at %s, over "
+		 "its delay bound of %s (%llu bytes; %llu free)", c->name,
+		 (unsigned long long)q->burst, (unsigned long long)s->burst, s->n,
+		 s->n == 1 ? "" : "s", c->max_pkt,
+		 fmt_ms(qos_resv_delay_ns(c, &after), a, sizeof(a)),
+		 qos_fmt_rate(c->ceil_bps, b, sizeof(b)), fmt_ms(c->delay_ns, f, sizeof(f)),
+		 (unsigned long long)queue,
+		 (unsigned long long)(queue > s->burst ? queue - s->burst : 0));
+}
+
+struct qos_resv_req qos_resv_req_of(const struct qos_rule *r)
+{
+	return (struct qos_resv_req){ .rate_bps = r->police_bps, .burst = r->police_burst };
+}
 
 bool qos_reserve_live(const struct qos_rule *r, uint64_t now)
 {
 	return r->reserve && (!r->expires_ns || r->expires_ns > now);
 }
 
-uint64_t qos_reserve_sum(const struct qos_rules *l, uint64_t now, size_t *n)
+struct qos_resv_sum qos_reserve_sum(const struct qos_rules *l, const struct qos_resv_class *c,
+				    uint64_t now)
 {
-	uint64_t sum = 0;
+	struct qos_resv_sum s = {};
 	size_t i;
 
-	*n = 0;
 	for (i = 0; i < l->n; i++) {
-		if (!qos_reserve_live(&l->r[i], now))
-			continue;
-		sum += l->r[i].police_bps;
-		(*n)++;
+		struct qos_resv_req q = qos_resv_req_of(&l->r[i]);
+
+		if (qos_reserve_live(&l->r[i], now))
+			qos_resv_sum_step(&s, c, &q, 1);
 	}
-	return sum;
+	return s;
 }
 
-void qos_reserve_purge(struct qos_rules *l, uint64_t now)
+size_t qos_reserve_purge(struct qos_rules *l, uint64_t now)
 {
-	size_t i, j;
+	size_t i, j, n = l->n;
 
 	for (i = j = 0; i < l->n; i++)
 		if (!l->r[i].reserve || qos_reserve_live(&l->r[i], now))
 			l->r[j++] = l->r[i];
 	l->n = j;
+	return n - j;
 }
 
 const char *qos_meta_class_name(const struct qos_meta *meta, uint32_t id)
@@ -58,45 +169,62 @@ void qos_reserve_bind(struct qos_rule *r, const struct qos_meta *meta)
 	r->class_id = meta->reserve_class;
 	snprintf(r->class_name, sizeof(r->class_name), "%s",
 		 qos_meta_class_name(meta, meta->reserve_class) ?: "?");
+	if (!r->police_burst)
+		r->police_burst = QOS_RESERVE_BURST_FRAMES *
+				  ((meta->mtu ?: QOS_MTU_DEFAULT) + QOS_ETH_HLEN);
 	r->police_act.type = meta->reserve_exceed;
 	r->police_act.arg = meta->reserve_exceed == QOS_PA_DEMOTE ? meta->default_class : 0;
 	snprintf(r->police_demote, sizeof(r->police_demote), "%s",
 		 meta->reserve_exceed == QOS_PA_DEMOTE ?
 		 qos_meta_class_name(meta, meta->default_class) ?: "?" : "");
+	if (r->dscp < 0 && (meta->reserve_remark & QOS_REMARK_F))
+		r->dscp = meta->reserve_remark & (QOS_DSCP_MAX - 1);
 }
 
 int qos_reserve_fit(struct qos_rules *l, const struct qos_meta *meta, const char *dev,
 		    const char *why, char *err, size_t errlen)
 {
-	char a[32], b[32], c[32];
-	uint64_t now = qos_boottime_ns(), sum;
-	size_t i, n;
+	struct qos_resv_class c = qos_resv_class_of(meta);
+	uint64_t now = qos_boottime_ns();
+	struct qos_resv_sum s;
+	char a[32], b[32], d[32], e[32];
+	size_t i;
 
 	qos_reserve_purge(l, now);
-	sum = qos_reserve_sum(l, now, &n);
-	if (!n)
+	for (i = 0; i < l->n && meta->reserve_class; i++)
+		if (l->r[i].reserve)
+			qos_reserve_bind(&l->r[i], meta);
+	s = qos_reserve_sum(l, &c, now);
+	if (!s.n)
 		return 0;
 	if (!meta->reserve_class) {
 		snprintf(err, errlen,
 			 "dev %s: %s: profile %s has no reserve-class, and %zu reservation%s "
-			 "(%s) would be left without one", dev, why, meta->profile, n,
-			 n == 1 ? "" : "s", qos_fmt_rate(sum, a, sizeof(a)));
+			 "(%s) would be left without one", dev, why, meta->profile, s.n,
+			 s.n == 1 ? "" : "s", qos_fmt_rate(s.rate_bps, a, sizeof(a)));
 		return -ENOSPC;
 	}
-	if (sum > meta->reserve_cap_bps) {
+	switch (qos_resv_fits(&c, &s)) {
+	case QOS_RESV_RATE:
 		snprintf(err, errlen,
 			 "dev %s: %s: reservations would take %s of class %s, which admits %s "
 			 "(its ceiling %s less %u%% headroom)", dev, why,
-			 qos_fmt_rate(sum, a, sizeof(a)), qos_meta_class_name(meta, meta->reserve_class) ?: "?",
-			 qos_fmt_rate(meta->reserve_cap_bps, b, sizeof(b)),
-			 qos_fmt_rate(meta->reserve_ceil_bps, c, sizeof(c)),
-			 meta->reserve_headroom_pct);
+			 qos_fmt_rate(s.rate_bps, a, sizeof(a)), c.name,
+			 qos_fmt_rate(c.cap_bps, b, sizeof(b)),
+			 qos_fmt_rate(c.ceil_bps, d, sizeof(d)), c.headroom_pct);
 		return -ENOSPC;
+	case QOS_RESV_DELAY:
+		snprintf(err, errlen,
+			 "dev %s: %s: the bursts of %zu reservations (%llu bytes with a packet "
+			 "each) would drain in %s at %s, over class %s's delay bound of %s",
+			 dev, why, s.n, (unsigned long long)s.burst,
+			 fmt_ms(qos_resv_delay_ns(&c, &s), a, sizeof(a)),
+			 qos_fmt_rate(c.ceil_bps, b, sizeof(b)), c.name,
+			 fmt_ms(c.delay_ns, e, sizeof(e)));
+		return -ENOSPC;
+	default:
+		return 0;
 	}
-	for (i = 0; i < l->n; i++)
-		if (l->r[i].reserve)
-			qos_reserve_bind(&l->r[i], meta);
-	return 0;
 }
 
 /* qos_parse_time()'s units, and hours and days. */
@@ -131,6 +259,8 @@ int qos_reserve_req_set(struct qos_reserve_req *q, const char *key, const char *
 		rkey = "burst";
 	else if (!strcmp(key, "id"))
 		rkey = "name";
+	else if (!strcmp(key, "remark"))
+		rkey = "set-dscp";
 	if (!strcmp(key, "for")) {
 		if (parse_duration(val, &q->for_ns) || !q->for_ns) {
 			snprintf(err, errlen, "for: '%s' is not a duration (30s, 10m, 2h)", val);
@@ -220,4 +350,103 @@ int qos_reserve_file_parse(json_object *root, const char *path, struct qos_reser
 	*devsp = devs;
 	*np = n;
 	return 0;
+}
+
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	/* FNV's low bits barely differ between r1, r2, ...: mix the high
+	 * ones down (MurmurHash3's finaliser) before masking. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* The slot of @name: where it is, or the empty one where it would go. */
+static size_t *index_slot(const struct qos_resv_index *x, const char *name)
+{
+	size_t i = name_hash(name) & (x->cap - 1);
+
+	while (x->slot[i] && strcmp(x->l->r[x->slot[i] - 1].name, name))
+		i = (i + 1) & (x->cap - 1);
+	return &x->slot[i];
+}
+
+static int index_grow(struct qos_resv_index *x)
+{
+	struct qos_resv_index y = *x;
+	size_t i;
+
+	y.cap = x->cap ? x->cap * 2 : 1024;
+	y.slot = calloc(y.cap, sizeof(*y.slot));
+	if (!y.slot)
+		return -ENOMEM;
+	for (i = 0; i < x->cap; i++)
+		if (x->slot[i])
+			*index_slot(&y, x->l->r[x->slot[i] - 1].name) = x->slot[i];
+	free(x->slot);
+	*x = y;
+	return 0;
+}
+
+int qos_resv_index_add(struct qos_resv_index *x, size_t i)
+{
+	size_t *slot;
+	int ret;
+
+	if (!x->l->r[i].name[0])
+		return 0;
+	if (2 * (x->n + 1) > x->cap) {
+		ret = index_grow(x);
+		if (ret)
+			return ret;
+	}
+	slot = index_slot(x, x->l->r[i].name);
+	if (!*slot) {
+		*slot = i + 1;
+		x->n++;
+	}
+	return 0;
+}
+
+int qos_resv_index_init(struct qos_resv_index *x, const struct qos_rules *l)
+{
+	size_t i;
+	int ret = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->l = l;
+	x->next = 1;
+	for (i = 0; i < l->n && !ret; i++)
+		ret = qos_resv_index_add(x, i);
+	return ret;
+}
+
+void qos_resv_index_free(struct qos_resv_index *x)
+{
+	free(x->slot);
+	memset(x, 0, sizeof(*x));
+}
+
+struct qos_rule *qos_resv_index_find(const struct qos_resv_index *x, const char *name)
+{
+	size_t *slot;
+
+	if (!x->cap)
+		return NULL;
+	slot = index_slot(x, name);
+	if (!*slot || !x->l->r[*slot - 1].reserve)
+		return NULL;
+	return &x->l->r[*slot - 1];
+}
+
+void qos_resv_index_name(struct qos_resv_index *x, char *name, size_t len)
+{
+	do
+		snprintf(name, len, "r%u", x->next++);
+	while (x->cap && *index_slot(x, name));
 }

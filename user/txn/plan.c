@@ -229,6 +229,24 @@ static int ifb_plan(const struct qos_profile *p, uint64_t ingress_bps, bool from
 	return 0;
 }
 
+/*
+ * The reservation class's queue holds every burst admission lets in at
+ * once, whatever the packets' sizes, and nothing longer than the delay
+ * bound: a bfifo of the bound's worth of bytes at the class's ceiling
+ * (Documentation/reservations.rst, "Admission"). A profile's fq_codel
+ * leaf is left as it is.
+ */
+static void reserve_queue(struct qos_meta *m, unsigned int i)
+{
+	struct qos_meta_class *mc = &m->classes[i];
+	struct qos_resv_class c = qos_resv_class_of(m);
+
+	if (mc->leaf != QOS_LEAF_PFIFO && mc->leaf != QOS_LEAF_BFIFO)
+		return;
+	mc->leaf = QOS_LEAF_BFIFO;
+	mc->leaf_limit = qos_clamp_u32(qos_resv_queue_bytes(&c), 2 * c.max_pkt, UINT32_MAX);
+}
+
 int qos_plan_profile(const char *name, uint64_t link_bps, uint64_t ingress_bps,
 		     const struct qos_ll_spec *ll, uint32_t mtu, uint32_t queues, uint32_t txqs,
 		     struct qos_plan *plan, char *err, size_t errlen)
@@ -270,6 +288,9 @@ int qos_plan_profile(const char *name, uint64_t link_bps, uint64_t ingress_bps,
 			m->reserve_exceed = p.reserve_exceed;
 			m->reserve_ceil_bps = cp[i].ceil_bps;
 			m->reserve_cap_bps = cp[i].ceil_bps / 100 * (100 - p.reserve_headroom_pct);
+			m->reserve_delay_us = p.reserve_delay_ns / 1000;
+			m->reserve_remark = p.reserve_remark;
+			reserve_queue(m, i);
 		}
 	}
 	plan->rule_entries = p.rule_entries;
