@@ -84,8 +84,8 @@ int do_apply(int argc, char **argv)
 		return dry_run(argv[0], a.dev, bps, ingress_bps, &a.ll, a.queues);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
 	if (!ret) {
-		ret = qos_txn_apply(&dev, argv[0], bps, ingress_bps, &a.ll, a.queues, opt.confirm,
-				    err, sizeof(err));
+		ret = qos_txn_apply(&dev, argv[0], bps, ingress_bps, &a.ll, a.queues, a.tcx_place,
+				    opt.confirm, err, sizeof(err));
 		/* Under the lock, from what the installer read back from the
 		 * kernel to verify it: what is printed is what was installed. */
 		if (!ret)
