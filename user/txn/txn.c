@@ -321,9 +321,8 @@ int qos_tcx_place_parse(const char *s)
 	return -1;
 }
 
-/* The place at tcx asked for, else the one the device has (first). */
-static void tcx_place_set(const struct qos_dev *dev, struct qos_plan *next,
-			  enum qos_tcx_place place)
+void qos_tcx_place_set(const struct qos_dev *dev, struct qos_plan *next,
+		       enum qos_tcx_place place)
 {
 	bool last = place == QOS_TCX_LAST ||
 		    (place == QOS_TCX_KEEP && dev->applied && dev->have_cfg &&
@@ -361,7 +360,7 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
 	ret = ret ?: check_foreign(dev, &next, err, errlen);
 	if (!ret)
-		tcx_place_set(dev, &next, place);
+		qos_tcx_place_set(dev, &next, place);
 	if (!ret && qos_plan_has_ifb(&next))
 		ret = qos_ifb_redirect_check(err, errlen);
 	if (ret)

@@ -59,6 +59,10 @@ enum qos_tcx_place {
 };
 /* "first" or "last"; -1 for anything else. */
 int qos_tcx_place_parse(const char *s);
+/* @place in @next's meta, or with QOS_TCX_KEEP the one @dev has (first). */
+struct qos_plan;
+void qos_tcx_place_set(const struct qos_dev *dev, struct qos_plan *next,
+		       enum qos_tcx_place place);
 
 int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 		  uint64_t ingress_bps, const struct qos_ll_spec *ll, uint32_t queues,
