@@ -58,7 +58,7 @@ static const struct cli_word w_queues = {
 };
 static const struct cli_word w_tcx_place = {
 	"tcx-place", "first|last", CV_NONE,
-	"where the programs go among other tools' at tcx (default first, then kept)"
+	"first (default) or last among other tools' tcx programs"
 };
 static const struct cli_word w_mtu = {
 	"mtu", "MTU", CV_NONE, "MTU to check bursts against (default 1500)"
