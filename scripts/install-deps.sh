@@ -8,30 +8,36 @@
 # mirror bookworm itself comes from. Idempotent: when every package is already present it only runs dpkg-query
 # and returns in well under a second.
 #
-# Usage: scripts/install-deps.sh [--vm] [--deb]
+# Usage: scripts/install-deps.sh [--vm] [--deb] [--build]
 #   --vm   also install what `make vmcheck` needs (Debian kernels, qemu, virtme-ng)
 #   --deb  also install what `make deb` and selftests/deb.sh need
 #          (dpkg-buildpackage, debhelper, lintian)
+#   --build  only what `make`, the C unit suites and `make deb` need, not
+#            the network suites' tools (scripts/trixie-check.sh)
 
 set -euo pipefail
 
 # shellcheck source=/dev/null
 . /etc/os-release
 case ${ID:-}-${VERSION_CODENAME:-} in
-debian-bookworm) fuzz_rt=libclang-rt-14-dev backports=bookworm-backports promtool=prometheus ;;
-debian-trixie) fuzz_rt=libclang-rt-19-dev backports= promtool=promtool ;;
+debian-bookworm)
+	fuzz_rt=libclang-rt-14-dev backports=bookworm-backports promtool=prometheus
+	systemd_pc=systemd ;;
+debian-trixie)
+	fuzz_rt=libclang-rt-19-dev backports= promtool=promtool systemd_pc=systemd-dev ;;
 *)
 	echo "install-deps: ${PRETTY_NAME:-this system} is not supported:" \
 	     "Debian 12 (bookworm) and 13 (trixie) are (README.md)" >&2
 	exit 1 ;;
 esac
 
-want_vm=0 want_deb=0
+want_vm=0 want_deb=0 want_tests=1
 for a in "$@"; do
 	case $a in
 	--vm) want_vm=1 ;;
 	--deb) want_deb=1 ;;
-	*) echo "usage: $0 [--vm] [--deb]" >&2; exit 2 ;;
+	--build) want_tests=0 ;;
+	*) echo "usage: $0 [--vm] [--deb] [--build]" >&2; exit 2 ;;
 	esac
 done
 
@@ -46,7 +52,10 @@ pkgs=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
 	linux-source-6.12 xz-utils
-	python3-docutils gnuplot-nox
+	python3-docutils "$systemd_pc"
+)
+test_pkgs=(
+	gnuplot-nox
 	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc ethtool
 	systemd util-linux ifupdown
 	python3 python3-prometheus-client
@@ -56,6 +65,7 @@ vm_pkgs=(
 	qemu-system-x86 python3-pip busybox-static kmod udev
 )
 deb_pkgs=(build-essential dpkg-dev debhelper lintian)
+[ $want_tests -eq 1 ] && pkgs+=("${test_pkgs[@]}")
 [ $want_vm -eq 1 ] && pkgs+=("${vm_pkgs[@]}")
 [ $want_deb -eq 1 ] && pkgs+=("${deb_pkgs[@]}")
 
@@ -106,7 +116,7 @@ fi
 # that binary is taken: installing bookworm's package would bring a
 # Prometheus server that its postinst starts on a machine with systemd,
 # and 100 MB for one check.
-if ! command -v promtool >/dev/null 2>&1; then
+if [ $want_tests -eq 1 ] && ! command -v promtool >/dev/null 2>&1; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "install-deps: promtool missing and not root" >&2
 		exit 1

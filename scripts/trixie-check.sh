@@ -4,8 +4,8 @@
 # Build and unit-test qosctl on Debian 13 (trixie) from this Debian 12
 # machine: a minbase trixie from Debian's archive (debootstrap), kept in
 # the build output so that a second run starts at the build, then
-# scripts/install-deps.sh --deb, `make`, the C unit suites and `make deb`
-# inside it, as root. The network suites stay on the host: the chroot
+# scripts/install-deps.sh --build --deb, `make`, the C unit suites and
+# `make deb` inside it, as root. The network suites stay on the host: the chroot
 # shares its kernel.
 #
 # Usage: scripts/trixie-check.sh OUTPUT_DIR
@@ -88,7 +88,7 @@ bind "$src" "$root/src" --bind
 mount -o remount,bind,ro "$root/src"
 bind "$out" "$root/out" --bind
 
-step install-deps in_root 'grep PRETTY_NAME /etc/os-release && /src/scripts/install-deps.sh --deb'
+step install-deps in_root 'grep PRETTY_NAME /etc/os-release && /src/scripts/install-deps.sh --build --deb'
 step make in_root 'make -s -C /src -j"$(nproc)" OUTPUT=/out all'
 # The C suites: crafted packets through BPF_PROG_TEST_RUN and plain
 # arithmetic, no network namespace.
