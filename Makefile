@@ -111,7 +111,7 @@ $(error missing Debian packages: $(MISSING); install them with scripts/install-d
 endif
 endif
 
-# libFuzzer needs clang's fuzzer runtime (libclang-rt-14-dev on Debian 12):
+# libFuzzer needs clang's fuzzer runtime (libclang-rt-14-dev on Debian 12, -19- on 13):
 # probed, so a machine without it still builds everything else.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60

@@ -470,7 +470,7 @@ fuzz_run()
 	shift 2
 	RET=0
 	if [ -z "${FUZZ_DIR:-}" ] || [ ! -x "$bin" ]; then
-		echo "SKIP: no $name: clang's libFuzzer runtime (libclang-rt-14-dev) is missing"
+		echo "SKIP: no $name: clang's libFuzzer runtime (libclang-rt-*-dev, scripts/install-deps.sh) is missing"
 		return $ksft_skip
 	fi
 	corpus=$(mktemp -d)
