@@ -130,6 +130,9 @@ enum qos_linklayer {
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
 /* Nothing of the profile acts at ingress: the egress program runs alone. */
 #define QOS_META_F_EGRESS_ONLY	(1U << 2)
+/* At tcx, qosctl's programs go after the others (tcx-place last), not
+ * before them; kept from one apply to the next. */
+#define QOS_META_F_TCX_LAST	(1U << 3)
 
 struct qos_meta_class {
 	char name[QOS_CLASS_NAME_LEN];

@@ -318,9 +318,9 @@ test_complete_bash()
 	expect "apply" ap
 	expect "$profs" apply ""
 	expect "pip-20pct pip-5pct" apply pip-
-	expect "dev ingress-rate linklayer mpu overhead queues rate" apply pip-20pct ""
+	expect "dev ingress-rate linklayer mpu overhead queues rate tcx-place" apply pip-20pct ""
 	expect "$ifs" apply pip-20pct dev ""
-	expect "ingress-rate linklayer mpu overhead queues rate" apply pip-20pct dev "$IF" ""
+	expect "ingress-rate linklayer mpu overhead queues rate tcx-place" apply pip-20pct dev "$IF" ""
 	expect "" apply pip-20pct --confirm ""
 	expect "add del list" rule ""
 	expect "$classes" rule add dev "$IF" class ""

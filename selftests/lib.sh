@@ -18,6 +18,10 @@ RET=0
 EXIT_STATUS=0
 QOSCTL=${QOSCTL:-$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.output/qosctl}
 KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-no}
+# The suites that read qosctl's clsact filters with tc run on the clsact
+# path even where the kernel has tcx; net_tcx.sh sets QOSCTL_ATTACH=tcx
+# and checks the tcx path (Documentation/testing.rst).
+export QOSCTL_ATTACH=${QOSCTL_ATTACH:-clsact}
 
 # Cleanup stack: each entry is a command, run last-in first-out.
 __defer=()
@@ -466,7 +470,7 @@ fuzz_run()
 	shift 2
 	RET=0
 	if [ -z "${FUZZ_DIR:-}" ] || [ ! -x "$bin" ]; then
-		echo "SKIP: no $name: clang's libFuzzer runtime (libclang-rt-14-dev) is missing"
+		echo "SKIP: no $name: clang's libFuzzer runtime (libclang-rt-*-dev, scripts/install-deps.sh) is missing"
 		return $ksft_skip
 	fi
 	corpus=$(mktemp -d)

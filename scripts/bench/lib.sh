@@ -7,6 +7,10 @@
 # qosctl_ns come from selftests/lib.sh.
 
 BENCH_TOP=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../..
+# What an operator gets: tcx where the kernel has it (the selftests'
+# lib.sh would otherwise keep qosctl on clsact); QOSCTL_ATTACH=clsact
+# measures the clsact path.
+export QOSCTL_ATTACH=${QOSCTL_ATTACH:-auto}
 # shellcheck source=../../selftests/lib.sh
 . "$BENCH_TOP/selftests/lib.sh"
 QOSCTL=${QOSCTL:-$BENCH_TOP/.output/qosctl}

@@ -154,6 +154,7 @@ struct args {
 	struct qos_ll_spec ll;	/* overhead, mpu, linklayer */
 	const char *mtu;
 	uint32_t queues;	/* QOS_QUEUES_PROFILE unless given */
+	int tcx_place;		/* enum qos_tcx_place */
 };
 
 /* "dev X rate Y" in any order; every key must be one of cli_cur's words.

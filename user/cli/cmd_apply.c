@@ -15,7 +15,7 @@
 #include "txn/txn.h"
 
 static int dry_run(const char *profile, const char *name, uint64_t bps, uint64_t ingress_bps,
-		   const struct qos_ll_spec *ll, uint32_t queues)
+		   const struct qos_ll_spec *ll, uint32_t queues, enum qos_tcx_place place)
 {
 	struct qos_root_info ri = {};
 	struct qos_plan plan;
@@ -41,6 +41,7 @@ static int dry_run(const char *profile, const char *name, uint64_t bps, uint64_t
 	 * it is: a dry-run finishes nothing either). */
 	if (!ret && !qos_dev_open(&dev, name, 0, err, sizeof(err))) {
 		ret = qos_plan_keep_live(&plan, &dev, err, sizeof(err));
+		qos_tcx_place_set(&dev, &plan, place);
 		qos_dev_close(&dev);
 	}
 	if (ret) {
@@ -49,7 +50,7 @@ static int dry_run(const char *profile, const char *name, uint64_t bps, uint64_t
 		return -1;
 	}
 	qos_root_read(ifindex, &ri);
-	qos_dry_run(stdout, name, profile, bps, &plan, ri.clsact);
+	qos_dry_run(stdout, name, profile, bps, &plan, ri.clsact, qos_attach_is_tcx(ifindex));
 	qos_plan_free(&plan);
 	return 0;
 }
@@ -81,11 +82,11 @@ int do_apply(int argc, char **argv)
 	if (cli_check_profile("apply", argv[0]))
 		return -ENOENT;
 	if (opt.dry_run)
-		return dry_run(argv[0], a.dev, bps, ingress_bps, &a.ll, a.queues);
+		return dry_run(argv[0], a.dev, bps, ingress_bps, &a.ll, a.queues, a.tcx_place);
 	ret = qos_txn_open(&dev, a.dev, 0, err, sizeof(err));
 	if (!ret) {
-		ret = qos_txn_apply(&dev, argv[0], bps, ingress_bps, &a.ll, a.queues, opt.confirm,
-				    err, sizeof(err));
+		ret = qos_txn_apply(&dev, argv[0], bps, ingress_bps, &a.ll, a.queues, a.tcx_place,
+				    opt.confirm, err, sizeof(err));
 		/* Under the lock, from what the installer read back from the
 		 * kernel to verify it: what is printed is what was installed. */
 		if (!ret)

@@ -20,6 +20,7 @@
 #include "lib/util.h"
 #include "lib/version.h"
 #include "model/profile.h"
+#include "txn/txn.h"
 
 struct qos_opts opt;
 
@@ -56,6 +57,12 @@ int parse_kv(int argc, char **argv, struct args *a)
 			a->ingress_rate = argv[++i];
 		} else if (!strcmp(k, "mtu")) {
 			a->mtu = argv[++i];
+		} else if (!strcmp(k, "tcx-place")) {
+			a->tcx_place = qos_tcx_place_parse(argv[++i]);
+			if (a->tcx_place < 0) {
+				qos_err("%s: tcx-place '%s': not first or last", name, argv[i]);
+				return -EINVAL;
+			}
 		} else if (!strcmp(k, "queues")) {
 			if (qos_queues_parse(argv[++i], &a->queues)) {
 				qos_err("%s: queues '%s': not auto or a number of TX queues (1-%u)",

@@ -56,6 +56,10 @@ static const struct cli_word w_queues = {
 	"queues", "N|auto", CV_NONE,
 	"an HTB tree per TX queue under mq, 1/N of each rate"
 };
+static const struct cli_word w_tcx_place = {
+	"tcx-place", "first|last", CV_NONE,
+	"first (default) or last among other tools' tcx programs"
+};
 static const struct cli_word w_mtu = {
 	"mtu", "MTU", CV_NONE, "MTU to check bursts against (default 1500)"
 };
@@ -341,15 +345,15 @@ const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "apply",
 		.synopsis = "PROFILE dev IFACE rate RATE [ingress-rate RATE] [overhead N|PRESET] "
-			    "[mpu N] [linklayer ethernet|atm|ptm] [queues N|auto] [--strict] "
-			    "[--dry-run | --confirm SECONDS]",
+			    "[mpu N] [linklayer ethernet|atm|ptm] [queues N|auto] [tcx-place first|last] "
+			    "[--strict] [--dry-run | --confirm SECONDS]",
 		.summary = "put a profile on an interface, as one transaction",
 		.help = "Install PROFILE on IFACE: on any failure the interface is left as it "
 			"was. Applied again, the qdisc tree is changed in place and the "
 			"programs are replaced atomically. A root qdisc that qosctl did not "
 			"install is never replaced.",
 		.words = WORDS(&w_profile, &w_dev, &w_rate, &w_ingress_rate, &w_overhead, &w_mpu,
-			       &w_linklayer, &w_queues),
+			       &w_linklayer, &w_queues, &w_tcx_place),
 		.opts = O_BIT(O_DRY_RUN) | O_BIT(O_CONFIRM) | O_BIT(O_STRICT),
 		.fn = do_apply,
 	},

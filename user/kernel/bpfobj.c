@@ -6,8 +6,9 @@
  * the programs' map ids, so the kernel is the only record of what runs and
  * nothing depends on bpffs (see Documentation/design.rst, "Device state").
  *
- * Attachment is clsact through libbpf's bpf_tc_* API, which Debian 12's
- * libbpf 1.1 has.
+ * Attachment is tcx where the kernel and libbpf have it (kernel/tcx.c),
+ * else clsact through libbpf's bpf_tc_* API, which Debian 12's libbpf 1.1
+ * has; a device keeps the way its programs were first attached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 
 #include "kernel/bpfobj.h"
 #include "kernel/qdisc.h"
+#include "kernel/tcx.h"
 #include "lib/util.h"
 #include "qos.skel.h"
 
@@ -95,6 +97,9 @@ int qos_progs_dup(const struct qos_progs *src, struct qos_progs *dst)
 	qos_progs_init(dst);
 	memcpy(dst->prog_id, src->prog_id, sizeof(dst->prog_id));
 	dst->rule_entries = src->rule_entries;
+	dst->attach = src->attach;
+	memcpy(dst->tcx_pos, src->tcx_pos, sizeof(dst->tcx_pos));
+	memcpy(dst->tcx_n, src->tcx_n, sizeof(dst->tcx_n));
 	for (i = 0; i < QOS_DIR_MAX && !ret; i++)
 		if ((dst->prog[i] = dup_fd(src->prog[i])) < -1)
 			ret = dst->prog[i];
@@ -301,7 +306,7 @@ static void tc_hook(struct bpf_tc_hook *hook, int ifindex, enum qos_dir dir)
 	hook->attach_point = dir == QOS_DIR_INGRESS ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 }
 
-int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id)
+static int clsact_query(int ifindex, enum qos_dir dir, uint32_t *prog_id)
 {
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE, .priority = QOS_TC_PRIO);
 	struct bpf_tc_hook hook;
@@ -364,6 +369,57 @@ static int prog_name_is(int fd, const char *name, uint32_t *id)
 	return !strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1);
 }
 
+/* Whether program @id is qosctl's program for @dir, by its name. */
+static bool prog_id_is(uint32_t id, enum qos_dir dir)
+{
+	uint32_t got;
+	int fd, ret;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	ret = prog_name_is(fd, prog_names[dir], &got);
+	close(fd);
+	return ret == 1;
+}
+
+/* qosctl's program at @dir of a device: its id (0: none), how it is
+ * attached, and at tcx its place and the list's revision. */
+struct slot {
+	uint32_t id;
+	enum qos_attach how;
+	uint32_t pos, n;
+	uint64_t revision;
+};
+
+/* The clsact filter at qosctl's prio and handle, whatever runs there; else
+ * the first program of qosctl's name in the tcx list. */
+static int slot_find(int ifindex, enum qos_dir dir, struct slot *s)
+{
+	struct qos_tcx_list l;
+	uint32_t i;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = clsact_query(ifindex, dir, &s->id);
+	if (ret || s->id) {
+		s->how = s->id ? QOS_ATTACH_CLSACT : QOS_ATTACH_NONE;
+		return ret;
+	}
+	if (qos_tcx_query(ifindex, dir, &l))
+		return 0;
+	s->n = l.n;
+	s->revision = l.revision;
+	for (i = 0; i < l.n && !s->id; i++) {
+		if (!prog_id_is(l.ids[i], dir))
+			continue;
+		s->id = l.ids[i];
+		s->pos = i + 1;
+		s->how = QOS_ATTACH_TCX;
+	}
+	return 0;
+}
+
 /* Add the maps of @other to @out; a map both hold must be the same one. */
 static int maps_merge(struct qos_progs *out, struct qos_progs *other)
 {
@@ -391,6 +447,33 @@ static int maps_merge(struct qos_progs *out, struct qos_progs *other)
 	return 0;
 }
 
+/* Where the programs of both directions run, into @out. */
+static int slots_find(int ifindex, struct qos_progs *out, uint32_t id[QOS_DIR_MAX], char *what,
+		      size_t whatlen)
+{
+	struct slot s[QOS_DIR_MAX];
+	int d, ret;
+
+	for (d = 0; d < QOS_DIR_MAX; d++) {
+		ret = slot_find(ifindex, d, &s[d]);
+		if (ret)
+			return ret;
+		id[d] = s[d].id;
+		out->tcx_pos[d] = s[d].pos;
+		out->tcx_n[d] = s[d].n;
+	}
+	if (!id[QOS_DIR_INGRESS] && !id[QOS_DIR_EGRESS])
+		return -ENOENT;
+	out->attach = s[QOS_DIR_EGRESS].how ?: s[QOS_DIR_INGRESS].how;
+	if (s[QOS_DIR_INGRESS].how && s[QOS_DIR_EGRESS].how &&
+	    s[QOS_DIR_INGRESS].how != s[QOS_DIR_EGRESS].how) {
+		snprintf(what, whatlen, "programs %u and %u are split between clsact and tcx", id[0],
+			 id[1]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen)
 {
 	struct qos_progs other;
@@ -398,13 +481,9 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 	int d, m, ret;
 
 	qos_progs_init(out);
-	for (d = 0; d < QOS_DIR_MAX; d++) {
-		ret = qos_slot_query(ifindex, d, &id[d]);
-		if (ret)
-			return ret;
-	}
-	if (!id[QOS_DIR_INGRESS] && !id[QOS_DIR_EGRESS])
-		return -ENOENT;
+	ret = slots_find(ifindex, out, id, what, whatlen);
+	if (ret)
+		return ret;
 	/* The egress program always runs; the ingress one when the profile
 	 * acts at ingress (Documentation/design.rst, "Hooks"). */
 	if (!id[QOS_DIR_EGRESS]) {
@@ -470,13 +549,13 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 		return -ENOMEM;
 	for (d = 0; d < QOS_DIR_MAX && ret; d++) {
 		struct qos_progs p;
-		uint32_t id;
+		struct slot s;
 		int ours;
 
 		qos_progs_init(&p);
-		if (qos_slot_query(ifindex, d, &id) || !id)
+		if (slot_find(ifindex, d, &s) || !s.id)
 			continue;
-		p.prog[d] = bpf_prog_get_fd_by_id(id);
+		p.prog[d] = bpf_prog_get_fd_by_id(s.id);
 		if (p.prog[d] < 0)
 			continue;
 		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
@@ -493,7 +572,7 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 	return ret;
 }
 
-int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_created)
+static int clsact_attach(int ifindex, const struct qos_progs *p, bool *clsact_created)
 {
 	struct bpf_tc_hook hook;
 	int d, err;
@@ -521,20 +600,111 @@ int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_create
 	return 0;
 }
 
+/*
+ * @prog_fd at tcx @dir in place of qosctl's program there (@s), or first
+ * or @last. Another tool may change the list between the read and the
+ * attach: the kernel then refuses the revision (-ESTALE), and the list is
+ * read again.
+ */
+static int tcx_attach_dir(int ifindex, enum qos_dir dir, int prog_fd, struct slot *s, bool last)
+{
+	int tries, old, ret;
+
+	for (tries = 0;; tries++) {
+		old = s->id ? bpf_prog_get_fd_by_id(s->id) : -1;
+		if (s->id && old < 0)
+			return -errno;
+		ret = qos_tcx_attach(ifindex, dir, prog_fd, old, last, s->revision);
+		if (old >= 0)
+			close(old);
+		if (ret != -ESTALE || tries == 3)
+			return ret;
+		qos_dbg("tcx %s changed under us: reading it again", dir ? "egress" : "ingress");
+		ret = slot_find(ifindex, dir, s);
+		if (ret)
+			return ret;
+	}
+}
+
+static enum qos_attach attach_how(int ifindex, struct slot s[QOS_DIR_MAX])
+{
+	int d;
+
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		if (slot_find(ifindex, d, &s[d]))
+			memset(&s[d], 0, sizeof(s[d]));
+	if (s[QOS_DIR_EGRESS].how || s[QOS_DIR_INGRESS].how)
+		return s[QOS_DIR_EGRESS].how ?: s[QOS_DIR_INGRESS].how;
+	return qos_tcx_usable(ifindex) ? QOS_ATTACH_TCX : QOS_ATTACH_CLSACT;
+}
+
+bool qos_attach_is_tcx(int ifindex)
+{
+	struct slot s[QOS_DIR_MAX];
+
+	return attach_how(ifindex, s) == QOS_ATTACH_TCX;
+}
+
+int qos_progs_attach(int ifindex, const struct qos_progs *p, bool last, bool *clsact_created)
+{
+	struct slot s[QOS_DIR_MAX];
+	bool fresh, done = false;
+	int d, ret = 0;
+
+	*clsact_created = false;
+	if (attach_how(ifindex, s) != QOS_ATTACH_TCX)
+		return clsact_attach(ifindex, p, clsact_created);
+	fresh = !s[QOS_DIR_INGRESS].id && !s[QOS_DIR_EGRESS].id;
+	for (d = 0; d < QOS_DIR_MAX && !ret; d++) {
+		if (p->prog[d] < 0)
+			continue;
+		ret = tcx_attach_dir(ifindex, d, p->prog[d], &s[d], last);
+		done |= !ret;
+	}
+	/* A kernel that lists tcx but refuses the attach: clsact, while
+	 * nothing of ours is at tcx. */
+	if (fresh && !done && (ret == -EINVAL || ret == -EOPNOTSUPP)) {
+		qos_dbg("tcx refused the attach (%s): clsact", strerror(-ret));
+		return clsact_attach(ifindex, p, clsact_created);
+	}
+	return ret;
+}
+
+static int tcx_detach_id(int ifindex, enum qos_dir dir, uint32_t id)
+{
+	int fd, ret;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ret = qos_tcx_detach(ifindex, dir, fd);
+	close(fd);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 int qos_prog_detach(int ifindex, enum qos_dir dir, uint32_t prog_id)
 {
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = QOS_TC_HANDLE, .priority = QOS_TC_PRIO);
 	struct bpf_tc_hook hook;
-	uint32_t id;
+	struct slot s;
 	int err;
 
-	err = qos_slot_query(ifindex, dir, &id);
-	if (err || !id)
+	err = slot_find(ifindex, dir, &s);
+	if (err || !s.id)
 		return 0;
-	if (prog_id && prog_id != id) {
-		qos_dbg("%s filter runs program %u, not %u: left alone",
-			dir ? "egress" : "ingress", id, prog_id);
+	if (prog_id && prog_id != s.id) {
+		qos_dbg("%s slot runs program %u, not %u: left alone",
+			dir ? "egress" : "ingress", s.id, prog_id);
 		return 0;
+	}
+	/* Any id (remove --force): every program of qosctl's name at tcx. */
+	while (s.how == QOS_ATTACH_TCX) {
+		err = tcx_detach_id(ifindex, dir, s.id);
+		if (err || prog_id)
+			return err;
+		err = slot_find(ifindex, dir, &s);
+		if (err || !s.id)
+			return err;
 	}
 	tc_hook(&hook, ifindex, dir);
 	err = bpf_tc_detach(&hook, &opts);

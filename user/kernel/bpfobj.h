@@ -14,8 +14,10 @@
 
 #include "../bpf/qos_common.h"
 
-/* Where our filters sit in the clsact chains. The programs return
- * TC_ACT_UNSPEC, so filters after ours still run. */
+/* Where our filters sit in the clsact chains, when clsact is the path
+ * (a kernel before 6.6, or a qosctl built with libbpf < 1.3). The programs
+ * return TC_ACT_UNSPEC, so filters after ours still run; at tcx the same
+ * verdict lets the next program of the list run. */
 #define QOS_TC_HANDLE		0x51
 #define QOS_TC_PRIO		0x51
 
@@ -38,6 +40,14 @@ enum qos_map_idx {
 #define QOS_MAPS_SHARED	(1U << QOS_MAP_STATS | 1U << QOS_MAP_UNPARSED | \
 			 1U << QOS_MAP_POLICERS | 1U << QOS_MAP_POLICE_STATS)
 
+/* How a device's programs are attached (Documentation/design.rst,
+ * "Attachment"). */
+enum qos_attach {
+	QOS_ATTACH_NONE,
+	QOS_ATTACH_CLSACT,		/* a clsact filter at qosctl's prio and handle */
+	QOS_ATTACH_TCX,			/* in the tcx list, found by name and maps */
+};
+
 /* The programs of a device and their maps, as file descriptors (-1: none;
  * a device whose profile acts at egress only runs no ingress program). */
 struct qos_progs {
@@ -45,6 +55,11 @@ struct qos_progs {
 	uint32_t prog_id[QOS_DIR_MAX];
 	int map[QOS_MAP_MAX];
 	uint32_t rule_entries;		/* max_entries of the rule table */
+	/* As qos_progs_find found them: how, and at tcx their place (from
+	 * 1) among how many programs. */
+	enum qos_attach attach;
+	uint32_t tcx_pos[QOS_DIR_MAX];
+	uint32_t tcx_n[QOS_DIR_MAX];
 };
 
 void qos_progs_init(struct qos_progs *p);
@@ -76,7 +91,8 @@ struct qos;
 int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries);
 
 /*
- * What runs at qosctl's slot of @ifindex's clsact: 0 with @out filled,
+ * What runs at qosctl's slot of @ifindex: its clsact filters, or else the
+ * programs of qosctl's names in the tcx lists. 0 with @out filled,
  * -ENOENT if nothing does, -EPROTO if something that is not qosctl's does
  * (@what says what): qosctl's egress program holding every qosctl map
  * must be there, and at ingress nothing or qosctl's ingress program using
@@ -92,15 +108,22 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
  */
 int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex);
 
-/* Program id at qosctl's slot in @dir; 0 if none. */
-int qos_slot_query(int ifindex, enum qos_dir dir, uint32_t *prog_id);
+/*
+ * Whether qos_progs_attach would attach through tcx on @ifindex: the way
+ * qosctl's programs there are attached, else tcx if the kernel has it.
+ */
+bool qos_attach_is_tcx(int ifindex);
 
 /*
  * Attach (or atomically replace) the programs of @p at qosctl's slot,
- * ingress first; a direction without a program is left as it is. The
- * clsact qdisc is created if missing (*clsact_created then true).
+ * ingress first; a direction without a program is left as it is. Where
+ * programs of qosctl run, the new ones replace them in the same way (the
+ * same clsact filter; at tcx, BPF_F_REPLACE at the revision read); else
+ * through tcx, first or @last among the programs there, falling back to
+ * clsact when the kernel refuses. The clsact qdisc is created if missing
+ * (*clsact_created then true).
  */
-int qos_progs_attach(int ifindex, const struct qos_progs *p, bool *clsact_created);
+int qos_progs_attach(int ifindex, const struct qos_progs *p, bool last, bool *clsact_created);
 
 /* Detach what sits at qosctl's slot in @dir if its id is @prog_id (any id
  * when 0). */

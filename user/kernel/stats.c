@@ -175,6 +175,9 @@ int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, 
 	r->cfg = dev->cfg;
 	r->meta = dev->cfg.meta;
 	memcpy(r->prog_id, m->prog_id, sizeof(r->prog_id));
+	r->attach = m->attach;
+	memcpy(r->tcx_pos, m->tcx_pos, sizeof(r->tcx_pos));
+	memcpy(r->tcx_n, m->tcx_n, sizeof(r->tcx_n));
 	if (qos_nl_open(&sk))
 		sk = NULL;
 	/* The IFB only while it is still the one the configuration names. */

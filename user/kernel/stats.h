@@ -44,6 +44,9 @@ struct qos_report_rule {
 struct qos_report {
 	char dev[IF_NAMESIZE];
 	uint32_t prog_id[QOS_DIR_MAX];
+	enum qos_attach attach;		/* how they are attached */
+	uint32_t tcx_pos[QOS_DIR_MAX];	/* at tcx: place from 1 ... */
+	uint32_t tcx_n[QOS_DIR_MAX];	/* ... among this many programs */
 	long confirm_left;		/* seconds to a pending rollback, -1: none */
 	struct qos_meta meta;
 	struct qos_cfg cfg;

@@ -286,8 +286,33 @@ static void print_ifb(FILE *f, const char *ifname, const struct qos_plan *plan)
 	print_tree(f, ifb, &plan->cfg.ifb);
 }
 
+/* The programs' hooks: tcx lists, or clsact filters as tc would add them. */
+static void print_hooks(FILE *f, const char *ifname, const struct qos_plan *plan, bool clsact,
+			bool tcx)
+{
+	const char *place = plan->cfg.meta.flags & QOS_META_F_TCX_LAST ? "last" : "first";
+	bool in = qos_plan_needs_ingress(plan);
+
+	if (tcx) {
+		if (in)
+			fprintf(f, "# tcx ingress of %s, %s: bpf qos_ingress\n", ifname, place);
+		fprintf(f, "# tcx egress of %s, %s: bpf qos_egress\n", ifname, place);
+	} else {
+		if (!clsact)
+			fprintf(f, "tc qdisc add dev %s clsact\n", ifname);
+		if (in)
+			fprintf(f, "# tc filter dev %s ingress pref %u handle 0x%x: bpf qos_ingress, "
+				"direct-action\n", ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+		fprintf(f, "# tc filter dev %s egress pref %u handle 0x%x: bpf qos_egress, "
+			"direct-action\n", ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+	}
+	if (!in)
+		fprintf(f, "# no ingress filter: no policer and no rule act at ingress, and the egress\n"
+			   "#  program classifies by itself\n");
+}
+
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
-		 const struct qos_plan *plan, bool clsact)
+		 const struct qos_plan *plan, bool clsact, bool tcx)
 {
 	char rate[32];
 	size_t i, live = 0;
@@ -300,16 +325,7 @@ void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bp
 			qos_meta_queues(&plan->cfg.meta), qos_meta_queues(&plan->cfg.meta));
 	print_tree(f, ifname, &plan->cfg.meta);
 	print_ifb(f, ifname, plan);
-	if (!clsact)
-		fprintf(f, "tc qdisc add dev %s clsact\n", ifname);
-	if (qos_plan_needs_ingress(plan))
-		fprintf(f, "# tc filter dev %s ingress pref %u handle 0x%x: bpf qos_ingress, direct-action\n",
-			ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
-	else
-		fprintf(f, "# no ingress filter: no policer and no rule act at ingress, and the egress\n"
-			   "#  program classifies by itself\n");
-	fprintf(f, "# tc filter dev %s egress pref %u handle 0x%x: bpf qos_egress, direct-action\n",
-		ifname, QOS_TC_PRIO, QOS_TC_HANDLE);
+	print_hooks(f, ifname, plan, clsact, tcx);
 	fprintf(f, "# (qosctl loads the programs from its embedded object, or keeps the ones\n"
 		   "#  running when they are the same; nothing is pinned)\n");
 	print_cfg(f, &plan->cfg.meta, &plan->cfg);

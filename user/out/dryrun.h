@@ -19,8 +19,9 @@ void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries);
 /* "dev D: applied PROFILE at 1gbit, htb: pip rate ... ceil ... prio 0; ..." */
 void qos_print_applied(FILE *f, const char *ifname, const struct qos_cfg *cfg);
 
-/* @clsact: the device has a clsact qdisc already. */
+/* @clsact: the device has a clsact qdisc already; @tcx: the programs
+ * would be attached at tcx (at the place plan's meta says). */
 void qos_dry_run(FILE *f, const char *ifname, const char *path, uint64_t link_bps,
-		 const struct qos_plan *plan, bool clsact);
+		 const struct qos_plan *plan, bool clsact, bool tcx);
 
 #endif /* __QOS_OUT_DRYRUN_H */

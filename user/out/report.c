@@ -211,6 +211,11 @@ static void print_dscp(FILE *f, uint64_t set)
 		fputc('-', f);
 }
 
+static const char *attach_name(const struct qos_report *r)
+{
+	return r->attach == QOS_ATTACH_TCX ? "tcx" : "clsact";
+}
+
 static json_object *show_class_json(const struct qos_report *r, unsigned int i,
 				    const char *const names[QOS_MAX_CLASSES])
 {
@@ -321,6 +326,10 @@ static void show_json(FILE *f, const struct qos_report *r,
 	json_object_object_add(o, "mpu", json_object_new_int64(r->meta.mpu));
 	json_object_object_add(o, "linklayer",
 			       json_object_new_string(qos_linklayer_name(r->meta.linklayer)));
+	json_object_object_add(o, "attach", json_object_new_string(attach_name(r)));
+	if (r->attach == QOS_ATTACH_TCX)
+		json_object_object_add(o, "tcx_place", json_object_new_string(
+			r->meta.flags & QOS_META_F_TCX_LAST ? "last" : "first"));
 	/* null: no program attached at that hook. */
 	for (i = 0; i < QOS_DIR_MAX; i++)
 		json_object_object_add(progs, i ? "egress" : "ingress",
@@ -333,6 +342,32 @@ static void show_json(FILE *f, const struct qos_report *r,
 	json_object_object_add(o, "classes", cls);
 	json_object_object_add(o, "sla", sla_json(sla, nsla));
 	print_json(f, o);
+}
+
+/* Where the programs run: clsact's filter, or the place in each tcx list. */
+static void show_programs(FILE *f, const struct qos_report *r)
+{
+	char where[128];
+	int d, n = 0;
+
+	if (r->attach != QOS_ATTACH_TCX) {
+		snprintf(where, sizeof(where), "clsact, prio %u handle 0x%x", QOS_TC_PRIO,
+			 QOS_TC_HANDLE);
+	} else {
+		n = snprintf(where, sizeof(where), "tcx, place %s:",
+			     r->meta.flags & QOS_META_F_TCX_LAST ? "last" : "first");
+		for (d = 0; d < QOS_DIR_MAX; d++)
+			if (r->prog_id[d] && n < (int)sizeof(where))
+				n += snprintf(where + n, sizeof(where) - n, "%s %s %u of %u",
+					      d && r->prog_id[0] ? "," : "", d ? "egress" : "ingress",
+					      r->tcx_pos[d], r->tcx_n[d]);
+	}
+	if (r->prog_id[0])
+		fprintf(f, "programs: ingress id %u, egress id %u (%s)\n", r->prog_id[0],
+			r->prog_id[1], where);
+	else
+		fprintf(f, "programs: egress id %u alone (%s): nothing acts at ingress\n",
+			r->prog_id[1], where);
 }
 
 static void show_class(FILE *f, const struct qos_report *r, unsigned int i,
@@ -398,12 +433,7 @@ void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sl
 	if (r->meta.overhead || r->meta.mpu || r->meta.linklayer != QOS_LL_ETHERNET)
 		fprintf(f, "overhead %u mpu %u linklayer %s\n", r->meta.overhead, r->meta.mpu,
 			qos_linklayer_name(r->meta.linklayer));
-	if (r->prog_id[0])
-		fprintf(f, "programs: ingress id %u, egress id %u (clsact, prio %u handle 0x%x)\n",
-			r->prog_id[0], r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
-	else
-		fprintf(f, "programs: egress id %u alone (clsact, prio %u handle 0x%x): "
-			   "nothing acts at ingress\n", r->prog_id[1], QOS_TC_PRIO, QOS_TC_HANDLE);
+	show_programs(f, r);
 	if (r->confirm_left >= 0)
 		fprintf(f, "unconfirmed: rolls back in %lds unless 'qosctl confirm dev %s'\n",
 			r->confirm_left, r->dev);

@@ -232,11 +232,15 @@ int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct
 		snprintf(err, errlen, "dev %s: reading qdiscs: %s", dev->name, strerror(-ret));
 		return ret;
 	}
-	/* What qosctl owns: the root it builds, the clsact it creates. */
-	next->cfg.meta.flags = next->cfg.meta.sched != QOS_SCHED_NONE ? QOS_META_F_ROOT : 0;
+	/* What qosctl owns: the root it builds, the clsact it creates (none
+	 * at tcx). The place at tcx is the caller's. */
+	next->cfg.meta.flags &= QOS_META_F_TCX_LAST;
+	if (next->cfg.meta.sched != QOS_SCHED_NONE)
+		next->cfg.meta.flags |= QOS_META_F_ROOT;
 	if (!qos_plan_needs_ingress(next))
 		next->cfg.meta.flags |= QOS_META_F_EGRESS_ONLY;
-	if (!ri.clsact || (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
+	if ((!ri.clsact && !qos_attach_is_tcx(dev->ifindex)) ||
+	    (!cur->empty && (cur->cfg.meta.flags & QOS_META_F_CLSACT)))
 		next->cfg.meta.flags |= QOS_META_F_CLSACT;
 	next->cfg.meta.ifindex = dev->ifindex;
 	/* The IFB that runs is kept; 0 until one is created, which the
@@ -413,7 +417,9 @@ static int commit(struct install *in, char *err, size_t errlen)
 		for (d = 0; d < QOS_DIR_MAX; d++)
 			if (dev->applied && dev->cur.prog_id[d] == changed.prog_id[d])
 				changed.prog[d] = -1;
-		ret = qos_progs_attach(dev->ifindex, &changed, &clsact_created);
+		ret = qos_progs_attach(dev->ifindex, &changed,
+				       in->next->cfg.meta.flags & QOS_META_F_TCX_LAST,
+				       &clsact_created);
 		/* A profile that no longer acts at ingress: that program goes
 		 * once the egress one that classifies by itself runs. */
 		if (!ret && in->target.prog[QOS_DIR_INGRESS] < 0 && dev->applied &&
@@ -421,7 +427,7 @@ static int commit(struct install *in, char *err, size_t errlen)
 			ret = qos_prog_detach(dev->ifindex, QOS_DIR_INGRESS,
 					      dev->cur.prog_id[QOS_DIR_INGRESS]);
 		if (ret) {
-			snprintf(err, errlen, "dev %s: attaching to clsact: %s", dev->name,
+			snprintf(err, errlen, "dev %s: attaching the programs: %s", dev->name,
 				 strerror(-ret));
 			return ret;
 		}

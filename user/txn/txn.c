@@ -312,10 +312,29 @@ static int cancel_confirm(struct qos_dev *dev)
 	return pending;
 }
 
+int qos_tcx_place_parse(const char *s)
+{
+	if (!strcmp(s, "first"))
+		return QOS_TCX_FIRST;
+	if (!strcmp(s, "last"))
+		return QOS_TCX_LAST;
+	return -1;
+}
+
+void qos_tcx_place_set(const struct qos_dev *dev, struct qos_plan *next,
+		       enum qos_tcx_place place)
+{
+	bool last = place == QOS_TCX_LAST ||
+		    (place == QOS_TCX_KEEP && dev->applied && dev->have_cfg &&
+		     (dev->cfg.meta.flags & QOS_META_F_TCX_LAST));
+
+	next->cfg.meta.flags = (next->cfg.meta.flags & ~QOS_META_F_TCX_LAST) |
+			       (last ? QOS_META_F_TCX_LAST : 0);
+}
+
 int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 		  uint64_t ingress_bps, const struct qos_ll_spec *ll, uint32_t queues,
-		  unsigned int confirm_secs,
-		  char *err, size_t errlen)
+		  enum qos_tcx_place place, unsigned int confirm_secs, char *err, size_t errlen)
 {
 	struct qos_plan next;
 	struct qos_undo undo;
@@ -340,6 +359,8 @@ int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 	ret = ret ?: qos_strict_check(err, errlen);
 	ret = ret ?: qos_plan_keep_live(&next, dev, err, errlen);
 	ret = ret ?: check_foreign(dev, &next, err, errlen);
+	if (!ret)
+		qos_tcx_place_set(dev, &next, place);
 	if (!ret && qos_plan_has_ifb(&next))
 		ret = qos_ifb_redirect_check(err, errlen);
 	if (ret)

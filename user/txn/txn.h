@@ -44,15 +44,29 @@ bool qos_txn_overdue(const struct qos_dev *dev);
  * Apply @profile at @link_bps, with the link-layer keys @ll (NULL: none)
  * over the profile's, the number of trees @queues (QOS_QUEUES_PROFILE: the
  * profile's), and download shaping at @ingress_bps (0: the profile's
- * ingress-rate, if any); with @confirm_secs, roll back unless
+ * ingress-rate, if any), at tcx at @place; with @confirm_secs, roll back unless
  * qos_txn_confirm() comes within that many seconds. On any error the
  * device is left as it was.
  */
 struct qos_ll_spec;
+
+/* tcx-place: where the programs go among other tools' at tcx when first
+ * attached (Documentation/design.rst, "Attachment"). */
+enum qos_tcx_place {
+	QOS_TCX_KEEP,		/* not given: the device's, first on a fresh apply */
+	QOS_TCX_FIRST,
+	QOS_TCX_LAST,
+};
+/* "first" or "last"; -1 for anything else. */
+int qos_tcx_place_parse(const char *s);
+/* @place in @next's meta, or with QOS_TCX_KEEP the one @dev has (first). */
+struct qos_plan;
+void qos_tcx_place_set(const struct qos_dev *dev, struct qos_plan *next,
+		       enum qos_tcx_place place);
+
 int qos_txn_apply(struct qos_dev *dev, const char *profile, uint64_t link_bps,
 		  uint64_t ingress_bps, const struct qos_ll_spec *ll, uint32_t queues,
-		  unsigned int confirm_secs,
-		  char *err, size_t errlen);
+		  enum qos_tcx_place place, unsigned int confirm_secs, char *err, size_t errlen);
 
 /* Remove what qosctl installed. With @force, whatever sits at qosctl's
  * slot too, even when the state qosctl would read is broken. */
