@@ -53,16 +53,28 @@ static __always_inline __u64 qos_police_now(const struct qos_policer *pol)
 	return bpf_ktime_get_ns();
 }
 
-static __always_inline void qos_police_count(__u32 idx, __u32 fam, __u32 color, __u32 len)
+/* The policer @idx and its counters on this CPU: class policers from
+ * their arrays, rule policers from their hashes. */
+static __always_inline struct qos_policer *qos_police_get(__u32 idx, struct qos_police_ctrs **ctrs)
 {
-	__u32 key = qos_police_stats_key(idx, fam, color);
+	if (idx < QOS_POLICER_RULE_FIRST) {
+		*ctrs = bpf_map_lookup_elem(&qos_police_stats, &idx);
+		return bpf_map_lookup_elem(&qos_policers, &idx);
+	}
+	*ctrs = bpf_map_lookup_elem(&qos_rule_pstats, &idx);
+	return bpf_map_lookup_elem(&qos_rule_pols, &idx);
+}
+
+static __always_inline void qos_police_count(struct qos_police_ctrs *ctrs, __u32 fam, __u32 color,
+					     __u32 len)
+{
 	struct qos_ctr *ctr;
 
-	ctr = bpf_map_lookup_elem(&qos_police_stats, &key);
-	if (ctr) {
-		ctr->packets++;
-		ctr->bytes += len;
-	}
+	if (!ctrs || fam >= QOS_FAM_MAX || color >= TB_COLOR_MAX)
+		return;
+	ctr = &ctrs->c[fam][color];
+	ctr->packets++;
+	ctr->bytes += len;
 }
 
 /*
@@ -136,11 +148,12 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 {
 	__u32 dscp = pkt->dscp & (QOS_DSCP_MAX - 1);
 	struct qos_police_action act;
+	struct qos_police_ctrs *ctrs;
 	struct qos_policer *pol;
 	__u32 color, pre = TB_GREEN, wire;
 	__u64 cost;
 
-	pol = bpf_map_lookup_elem(&qos_policers, &idx);
+	pol = qos_police_get(idx, &ctrs);
 	if (!pol)
 		return QOS_V_PASS;
 
@@ -159,7 +172,7 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 		color = TB_RED;
 	act = pol->act[color];
 
-	qos_police_count(idx, pkt->family, color, wire);
+	qos_police_count(ctrs, pkt->family, color, wire);
 
 	switch (act.type) {
 	case QOS_PA_DROP:

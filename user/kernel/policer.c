@@ -95,8 +95,8 @@ int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
 	uint64_t burst = r->police_burst ?: tb_auto_burst(r->police_bps, RULE_AUTO_FRAME);
 	int ncpu = libbpf_num_possible_cpus();
 	struct qos_policer pol = {};
-	struct qos_ctr *zero;
-	uint32_t idx = r->policer, f, c;
+	struct qos_police_ctrs *zero;
+	uint32_t idx = r->policer;
 	int ret = 0;
 
 	if (ncpu < 0)
@@ -111,25 +111,19 @@ int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
 	zero = calloc(ncpu, sizeof(*zero));
 	if (!zero)
 		return -ENOMEM;
-	for (f = 0; f < QOS_FAM_MAX && !ret; f++) {
-		for (c = 0; c < TB_COLOR_MAX && !ret; c++) {
-			uint32_t key = qos_police_stats_key(idx, f, c);
-
-			if (bpf_map_update_elem(stats_fd, &key, zero, BPF_ANY))
-				ret = -errno;
-		}
-	}
-	free(zero);
-	if (!ret && bpf_map_update_elem(fd, &idx, &pol, 0))
+	/* The counters first: the data path counts into them once it finds
+	 * the policer. */
+	ret = qos_percpu_put(stats_fd, &idx, zero, BPF_ANY);
+	if (!ret && bpf_map_update_elem(fd, &idx, &pol, BPF_ANY))
 		ret = -errno;
+	free(zero);
 	return ret;
 }
 
-void qos_police_rule_clear(int fd, uint32_t idx)
+void qos_police_rule_clear(int fd, int stats_fd, uint32_t idx)
 {
-	struct qos_policer pol = {};
-
-	bpf_map_update_elem(fd, &idx, &pol, 0);
+	bpf_map_delete_elem(fd, &idx);
+	bpf_map_delete_elem(stats_fd, &idx);
 }
 
 int qos_police_rule_read(int fd, struct qos_rule *r)
@@ -149,8 +143,11 @@ int qos_police_rule_read(int fd, struct qos_rule *r)
 
 int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_report *r)
 {
+	bool rule = idx >= QOS_POLICER_RULE_FIRST;
+	int pfd = p->map[rule ? QOS_MAP_RULE_POLS : QOS_MAP_POLICERS];
+	int sfd = p->map[rule ? QOS_MAP_RULE_PSTATS : QOS_MAP_POLICE_STATS];
 	int ncpu = libbpf_num_possible_cpus();
-	struct qos_ctr *vals;
+	struct qos_police_ctrs *vals;
 	int f, c, i, err = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -160,24 +157,17 @@ int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_r
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICERS], &idx, &r->pol)) {
+	if (bpf_map_lookup_elem(pfd, &idx, &r->pol) || bpf_map_lookup_elem(sfd, &idx, vals)) {
 		err = -errno;
 		goto out;
 	}
 	r->set = r->pol.tb.cir != 0;
-	for (f = 0; f < QOS_FAM_MAX; f++)
-		for (c = 0; c < TB_COLOR_MAX; c++) {
-			uint32_t key = qos_police_stats_key(idx, f, c);
-
-			if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICE_STATS], &key, vals)) {
-				err = -errno;
-				goto out;
+	for (i = 0; i < ncpu; i++)
+		for (f = 0; f < QOS_FAM_MAX; f++)
+			for (c = 0; c < TB_COLOR_MAX; c++) {
+				r->ctr[f][c].packets += vals[i].c[f][c].packets;
+				r->ctr[f][c].bytes += vals[i].c[f][c].bytes;
 			}
-			for (i = 0; i < ncpu; i++) {
-				r->ctr[f][c].packets += vals[i].packets;
-				r->ctr[f][c].bytes += vals[i].bytes;
-			}
-		}
 out:
 	free(vals);
 	return err;
