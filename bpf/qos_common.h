@@ -408,11 +408,23 @@ struct qos_policer {
 	__u16 pad;
 };
 
-/* The counters of one policer, per CPU: packets and wire bytes per
- * family and colour. One value per policer, so that a rule policer's are
- * one hash element, inserted and deleted with it. */
+/* The counters of one policer: packets and wire bytes per family and
+ * colour. */
 struct qos_police_ctrs {
 	struct qos_ctr c[QOS_FAM_MAX][TB_COLOR_MAX];
+};
+
+/*
+ * A rule's policer with its counters, one element of the qos_rule_pols
+ * hash. The counters are shared by every CPU and added to atomically, not
+ * per CPU: every packet already writes the policer's buckets with a
+ * compare-and-swap, so per-CPU counters would save no contention, and
+ * they would cost 144 bytes per policer per CPU (Documentation/policing.rst,
+ * Maps).
+ */
+struct qos_rule_policer {
+	struct qos_policer pol;
+	struct qos_police_ctrs ctrs;
 };
 
 #endif /* __QOS_COMMON_H */

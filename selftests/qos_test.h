@@ -54,7 +54,6 @@ static inline struct qos_rule_maps qos_test_rule_maps(struct qos *skel)
 		.stats = bpf_map__fd(skel->maps.qos_rule_stats),
 		.capacity = bpf_map__max_entries(skel->maps.qos_rules),
 		.policers = bpf_map__fd(skel->maps.qos_rule_pols),
-		.police_stats = bpf_map__fd(skel->maps.qos_rule_pstats),
 		.rules4 = bpf_map__fd(skel->maps.qos_rules4),
 	};
 
@@ -103,8 +102,8 @@ static inline struct qos_ctr qos_test_ctr(int map_fd, uint32_t key)
 	return sum;
 }
 
-/* Policer @idx's counter of @fam and @color in @map_fd (qos_police_stats
- * or qos_rule_pstats), summed over CPUs; all ones if it has none. */
+/* Class policer @idx's counter of @fam and @color in @map_fd
+ * (qos_police_stats), summed over CPUs; all ones if it has none. */
 static inline struct qos_ctr qos_test_police_ctr(int map_fd, uint32_t idx, uint32_t fam,
 						 uint32_t color)
 {

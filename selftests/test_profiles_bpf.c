@@ -565,38 +565,31 @@ static void rule_stats_mem(struct __test_metadata *_metadata, struct bpf_map *ma
 }
 
 /*
- * Rule policers, a hash, and their counters, a per-CPU hash, filled with
- * @entries policers: each map holds its buckets when empty and grows by
- * the same bytes for every policer; the estimate, @est, is within what
- * kmalloc's caches round up.
+ * Rule policers, a hash, filled with @entries policers: its buckets when
+ * empty, and the same bytes for every policer, within what kmalloc's
+ * caches round the estimate, @est, up to.
  */
-static void rule_police_mem(struct __test_metadata *_metadata, struct qos *skel,
-			    uint32_t entries, int ncpus, uint64_t est)
+static void rule_police_mem(struct __test_metadata *_metadata, struct bpf_map *map,
+			    uint32_t entries, uint64_t est)
 {
-	int pfd = bpf_map__fd(skel->maps.qos_rule_pols), sfd = bpf_map__fd(skel->maps.qos_rule_pstats);
-	uint64_t empty = memlock(skel->maps.qos_rule_pols) + memlock(skel->maps.qos_rule_pstats);
-	struct qos_police_ctrs *zero = calloc(ncpus, sizeof(*zero));
-	struct qos_policer pol = {};
-	uint64_t full, elem;
+	struct qos_rule_policer rp = {};
+	uint64_t empty = memlock(map), full, elem;
 	uint32_t i;
 
-	ASSERT_NE(NULL, zero);
-	EXPECT_LE(empty - 2 * entries * 16, 2 * MAP_HDR_MAX);
+	EXPECT_LE(empty - entries * 16, MAP_HDR_MAX);
 	for (i = 0; i < entries; i++) {
 		uint32_t idx = QOS_POLICER_RULE_FIRST + i;
 
-		ASSERT_EQ(0, qos_percpu_put(sfd, &idx, zero, BPF_NOEXIST));
-		ASSERT_EQ(0, bpf_map_update_elem(pfd, &idx, &pol, BPF_NOEXIST));
+		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(map), &idx, &rp, BPF_NOEXIST));
 	}
-	free(zero);
-	full = memlock(skel->maps.qos_rule_pols) + memlock(skel->maps.qos_rule_pstats);
+	full = memlock(map);
 	elem = (full - empty) / entries;
 	EXPECT_EQ(full - empty, elem * entries);
-	/* A policer of 120 bytes and counters of 144 per CPU, with the
-	 * kernel's headers. */
-	EXPECT_GE(elem, sizeof(struct qos_policer) + sizeof(struct qos_police_ctrs) * ncpus);
-	EXPECT_LE(est - 2 * entries * 16, entries * elem + entries * 64);
-	EXPECT_GE(est - 2 * entries * 16, entries * elem);
+	/* The policer (120 bytes) and its counters (144), with the
+	 * element's header: from kmalloc-512 in the estimate. */
+	EXPECT_GE(elem, sizeof(struct qos_rule_policer));
+	EXPECT_LE(elem, 512);
+	EXPECT_EQ(entries * (16 + 512), est);
 }
 
 /*
@@ -669,7 +662,7 @@ TEST(mem_estimate)
 
 	rule_stats_mem(_metadata, skel->maps.qos_rule_stats, prof.rule_entries, ncpus,
 		       m.rule_stats);
-	rule_police_mem(_metadata, skel, prof.rule_entries, ncpus, m.rule_police);
+	rule_police_mem(_metadata, skel->maps.qos_rule_pols, prof.rule_entries, m.rule_police);
 
 	/* Arrays: the estimate is the accounting less the map headers
 	 * (the class policers' too: qos_policers and qos_police_stats

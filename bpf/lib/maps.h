@@ -98,17 +98,17 @@ struct {
 } qos_police_stats SEC(".maps") __weak;
 
 /*
- * Rules' own policers, keyed by policer id, and their counters: hashes
+ * Rules' own policers with their counters, keyed by policer id: a hash
  * without preallocation, as qos_rule_stats and for the same reason, sized
- * with the rule table. An array of the table's size would hold 120 bytes
- * per policer and 144 per policer per CPU for every rule the table could
- * have (9.4 MB per CPU at 65536); these hold memory for the policers
- * qosctl inserted. A hash element stays where it is while it lives, so the
- * compare-and-swap of the buckets works on it as on an array's; qosctl
- * writes a policer only when it creates it and deletes it when its rule is
- * gone. New with new programs, as the rule table is.
+ * with the rule table. The arrays of the class policers, at the table's
+ * size, would hold 120 bytes per policer and 144 per policer per CPU for
+ * every rule the table could have (9.4 MB per CPU at 65536); this holds
+ * memory for the policers qosctl inserted. A hash element stays where it
+ * is while it lives, so the compare-and-swap of the buckets works on it as
+ * on an array's; qosctl writes a policer only when it creates it and
+ * deletes it when its rule is gone. New with new programs, as the rule
+ * table is.
  */
-QOS_RULE_ID_MAP(BPF_MAP_TYPE_HASH, struct qos_policer) qos_rule_pols SEC(".maps") __weak;
-QOS_RULE_ID_MAP(BPF_MAP_TYPE_PERCPU_HASH, struct qos_police_ctrs) qos_rule_pstats SEC(".maps") __weak;
+QOS_RULE_ID_MAP(BPF_MAP_TYPE_HASH, struct qos_rule_policer) qos_rule_pols SEC(".maps") __weak;
 
 #endif /* __QOS_LIB_MAPS_H */

@@ -39,7 +39,6 @@ static const char *const map_names[QOS_MAP_MAX] = {
 	[QOS_MAP_POLICE_STATS] = "qos_police_stats",
 	[QOS_MAP_RULES4] = "qos_rules4",
 	[QOS_MAP_RULE_POLS] = "qos_rule_pols",
-	[QOS_MAP_RULE_PSTATS] = "qos_rule_pstats",
 };
 
 static const char *const prog_names[QOS_DIR_MAX] = { "qos_ingress", "qos_egress" };
@@ -161,7 +160,6 @@ static struct bpf_map *skel_map(struct qos *skel, int idx)
 		skel->maps.qos_cfg, skel->maps.qos_stats, skel->maps.qos_unparsed,
 		skel->maps.qos_rules, skel->maps.qos_rule_stats, skel->maps.qos_policers,
 		skel->maps.qos_police_stats, skel->maps.qos_rules4, skel->maps.qos_rule_pols,
-		skel->maps.qos_rule_pstats,
 	};
 
 	return maps[idx];
@@ -174,8 +172,7 @@ int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries)
 	return bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries) ?:
 	       bpf_map__set_max_entries(skel->maps.qos_rules4, rule_entries) ?:
 	       bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries) ?:
-	       bpf_map__set_max_entries(skel->maps.qos_rule_pols, rule_entries) ?:
-	       bpf_map__set_max_entries(skel->maps.qos_rule_pstats, rule_entries);
+	       bpf_map__set_max_entries(skel->maps.qos_rule_pols, rule_entries);
 }
 
 static int prog_id_of(int fd, uint32_t *id)

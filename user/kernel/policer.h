@@ -27,11 +27,11 @@ struct qos_rule;
 
 /*
  * The policer of rule @r under its id r->policer in the qos_rule_pols hash
- * @fd, buckets full, with zeroed counters in the qos_rule_pstats hash
- * @stats_fd; deleted from both; and read back into @r's police_* fields.
+ * @fd, buckets full, counters zeroed; deleted; and read back into @r's
+ * police_* fields.
  */
-int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r);
-void qos_police_rule_clear(int fd, int stats_fd, uint32_t idx);
+int qos_police_rule_write(int fd, const struct qos_rule *r);
+void qos_police_rule_clear(int fd, uint32_t idx);
 int qos_police_rule_read(int fd, struct qos_rule *r);
 
 /* A policer and its counters, as `show` and `stats` print them. */

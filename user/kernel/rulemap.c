@@ -361,7 +361,7 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		ret = zero_stats(m, r->id, fresh[r->id]);
 		/* Its policer before the entries that point at it. */
 		if (!ret && r->police_bps)
-			ret = qos_police_rule_write(m->policers, m->police_stats, r);
+			ret = qos_police_rule_write(m->policers, r);
 		ret = ret ?: write_rule(m, r);
 		if (ret) {
 			snprintf(err, errlen, "writing rule %u: %s", r->id, strerror(-ret));
@@ -397,7 +397,7 @@ static void retire_policers(const struct qos_rule_maps *m, const struct qos_rule
 
 		if (gone->r[i].police_bps && idx >= QOS_POLICER_RULE_FIRST && idx < end &&
 		    !used[idx])
-			qos_police_rule_clear(m->policers, m->police_stats, idx);
+			qos_police_rule_clear(m->policers, idx);
 	}
 	free(used);
 }

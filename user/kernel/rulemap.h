@@ -16,8 +16,7 @@ struct qos_rule_maps {
 	int rules;
 	int stats;
 	uint32_t capacity;	/* max_entries of the rule table */
-	int policers;		/* qos_rule_pols: rules' own policers ... */
-	int police_stats;	/* ... and their counters, qos_rule_pstats */
+	int policers;		/* qos_rule_pols: rules' own policers */
 	int rules4;		/* the IPv4 entries, under struct qos_rule_key4 */
 };
 
@@ -28,7 +27,6 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 		.stats = p->map[QOS_MAP_RULE_STATS],
 		.capacity = p->rule_entries,
 		.policers = p->map[QOS_MAP_RULE_POLS],
-		.police_stats = p->map[QOS_MAP_RULE_PSTATS],
 		.rules4 = p->map[QOS_MAP_RULES4],
 	};
 

@@ -956,9 +956,7 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 	m.rule_stats = percpu_hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_ctr),
 					 ncpus);
 	/* Every rule with a policer of its own, as a reservation has. */
-	m.rule_police = hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_policer)) +
-			percpu_hash_bytes(rule_entries, sizeof(uint32_t),
-					  sizeof(struct qos_police_ctrs), ncpus);
+	m.rule_police = hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_rule_policer));
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES,
 					sizeof(struct qos_ctr), ncpus) +
 		     percpu_array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_police_ctrs),

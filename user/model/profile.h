@@ -166,7 +166,7 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
 struct qos_profile_mem {
 	uint64_t rule_hash;	/* qos_rules with every entry in use */
 	uint64_t rule_stats;	/* per-CPU rule hit counters, every id in use */
-	uint64_t rule_police;	/* rule policers and their per-CPU counters, every rule policed */
+	uint64_t rule_police;	/* rule policers with their counters, every rule policed */
 	uint64_t counters;	/* per-CPU class, unparsed and class policer counters */
 	uint64_t other;		/* configuration (with the rule shapes), class policers */
 };
