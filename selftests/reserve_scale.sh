@@ -10,6 +10,7 @@
 #  - 1,000 requests, IPv6 and IPv4 alternately, without ids: all admitted
 #    in one transaction, named r1... without a clash; the same number with
 #    ids sent twice: the second round changes nothing (not doubled);
+#  - 10,000 requests without ids, all in force;
 #  - as many requests as the default rule table holds (65,535: its 65,536
 #    entries less id 0), a policer each, without ids: all in force, the
 #    rule policer hash holds one policer per reservation, and datagrams
@@ -133,12 +134,28 @@ police_ctr()
 	jq --arg d "$1" ".[] | select(.dst == \$d) | .police.$3.$2.packets" "$TMP/rules.json"
 }
 
+# fresh N: $TMP/table.json of N requests without ids, applied on a device
+# with nothing reserved.
+fresh()
+{
+	qosctl_ns "$R" remove dev "$DEV" >/dev/null
+	qosctl_ns "$R" apply "$TMP/wide.profile" dev "$DEV" rate 400gbit >/dev/null
+	gen "$1" "$TMP/table.json"
+	timed qosctl_ns "$R" reserve apply "$TMP/table.json"
+}
+
+N=10000
+RET=0
+fresh $N
+check_err $? "$out"
+n=$(count)
+[ "$n" = $N ]
+check_err $? "$n reservations in force"
+log_test "$N requests without ids in force"
+
 N=65535
 RET=0
-qosctl_ns "$R" remove dev "$DEV" >/dev/null
-qosctl_ns "$R" apply "$TMP/wide.profile" dev "$DEV" rate 400gbit >/dev/null
-gen $N "$TMP/table.json"
-timed qosctl_ns "$R" reserve apply "$TMP/table.json"
+fresh $N
 check_err $? "$out"
 [ "$out" = "dev $DEV: $N reservations in force" ]
 check_err $? "said '$out'"
