@@ -133,14 +133,11 @@ int qos_police_rule_read(int fd, struct qos_rule *r)
 static int rule_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_report *r)
 {
 	struct qos_rule_policer rp;
-	int f, c;
 
 	if (bpf_map_lookup_elem(p->map[QOS_MAP_RULE_POLS], &idx, &rp))
 		return -errno;
 	r->pol = rp.pol;
-	for (f = 0; f < QOS_FAM_MAX; f++)
-		for (c = 0; c < TB_COLOR_MAX; c++)
-			r->ctr[f][c] = rp.ctrs.c[f][c];
+	memcpy(r->ctr, rp.ctrs.c, sizeof(r->ctr));
 	return 0;
 }
 
