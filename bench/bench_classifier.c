@@ -15,7 +15,10 @@
  *
  * Then, at the largest rule count, the price of a policer on the hit
  * class (see police_var), net of the unpoliced run and as a multiple of
- * the empty program; the variants take turns batch by batch.
+ * the empty program; the variants take turns batch by batch. Then the
+ * same with a policer of the hit rule's own, as a reservation has (a rule
+ * policer, in the qos_rule_pols hash): each variant is installed as qosctl
+ * installs a rule with a policer, and measured on every shape.
  *
  * Usage: bench_classifier [-r REPEAT] [-n RUNS] [-l LEVELS]
  * Each cell is the fastest of RUNS batches of REPEAT packets: on a shared
@@ -263,6 +266,65 @@ static int measure_police(int prog, struct qos *skel, int pol_fd, struct qos_cfg
 	return set_police(skel, pol_fd, cfg, cls, P_NONE);
 }
 
+/* The rules @i of @cur (IPv4 and IPv6) replaced, as qosctl replaces a
+ * rule, by ones policed as variant @v, red passing; P_NONE: unpoliced. */
+static int police_rules(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur,
+			struct qos_cfg *cfg, uint32_t i, int v)
+{
+	const struct qos_police_action pass = { QOS_PA_PASS, 0 };
+	struct qos_rules next = {};
+	char err[512];
+	size_t k;
+	int ret = 0;
+
+	for (k = 0; k < cur->n && !ret; k++) {
+		struct qos_rule r = cur->r[k];
+
+		if (k / 2 == i) {
+			r.id = r.policer = 0;
+			r.police_bps = police_var[v].rate;
+			r.police_burst = police_var[v].burst;
+			r.police_act = pass;
+		}
+		ret = qos_rules_add(&next, &r);
+	}
+	ret = ret ?: qos_rules_stage(m, cur, &next, &cfg->rs, &cfg->rules, err, sizeof(err));
+	ret = ret ?: qos_test_cfg_put(skel, cfg);
+	if (ret) {
+		qos_rules_free(&next);
+		return ret;
+	}
+	qos_rules_retire(m, cur, &next);
+	qos_rules_free(cur);
+	*cur = next;
+	return 0;
+}
+
+/* measure_police() with a policer of the hit rules' own. */
+static int measure_rule_police(int prog, struct qos *skel, struct qos_rule_maps *m,
+			       struct qos_rules *cur, struct qos_cfg *cfg, uint32_t hit,
+			       struct pkt *pkts, uint32_t repeat, int runs, double ns[P_MAX][S_MAX])
+{
+	int r, v, s;
+
+	for (v = 0; v < P_MAX; v++)
+		for (s = 0; s < S_MAX; s++)
+			ns[v][s] = 1e9;
+	for (r = 0; r < runs; r++) {
+		for (v = 0; v < P_MAX; v++) {
+			if (police_rules(skel, m, cur, cfg, hit, v))
+				return -1;
+			for (s = 0; s < S_MAX; s++) {
+				double t = batch(prog, &pkts[s], repeat, NULL);
+
+				if (t < ns[v][s])
+					ns[v][s] = t;
+			}
+		}
+	}
+	return police_rules(skel, m, cur, cfg, hit, P_NONE);
+}
+
 static int grow(struct qos *skel, struct qos_rule_maps *m, struct qos_rules *cur,
 		struct qos_cfg *cfg, uint32_t n)
 {
@@ -328,7 +390,7 @@ static int print_table(const char *title, double none[S_MAX], double ns[NLEVELS]
 /* Grow the rule table level by level, measuring every shape at each. */
 static int run_levels(struct qos *skel, struct qos_rule_maps *m, struct qos_cfg *cfg, int prog,
 		      struct pkt *pkts, uint32_t repeat, int runs, int nlevels,
-		      double ns[NLEVELS][S_MAX], double pol[P_MAX][S_MAX])
+		      double ns[NLEVELS][S_MAX], double pol[P_MAX][S_MAX], double rpol[P_MAX][S_MAX])
 {
 	struct qos_rules cur = {}, none = {};
 	uint32_t cls[S_MAX];
@@ -355,6 +417,11 @@ static int run_levels(struct qos *skel, struct qos_rule_maps *m, struct qos_cfg 
 	if (pol && measure_police(prog, skel, bpf_map__fd(skel->maps.qos_policers), cfg, cls_pip,
 				  pkts, repeat, runs, pol)) {
 		fprintf(stderr, "bench: installing a policer: %s\n", strerror(errno));
+		return 1;
+	}
+	if (rpol && measure_rule_police(prog, skel, m, &cur, cfg, levels[nlevels - 1] / 2, pkts,
+					repeat, runs, rpol)) {
+		fprintf(stderr, "bench: installing a rule policer: %s\n", strerror(errno));
 		return 1;
 	}
 	/* Empty the table for the next run. */
@@ -400,13 +467,14 @@ static struct qos *load(struct qos_cfg *cfg)
 
 /* The policer table: ns per packet per variant and shape, with @rules
  * rules per family, and the net cost against the unpoliced row. */
-static void print_police(double pol[P_MAX][S_MAX], unsigned int rules, double empty_ns)
+static void print_police(const char *what, double pol[P_MAX][S_MAX], unsigned int rules,
+			 double empty_ns)
 {
 	int s, c;
 
-	printf("\npolicer on the hit class, %u rules per family: ns per packet, and net =\n"
+	printf("\npolicer on the hit %s, %u rules per family: ns per packet, and net =\n"
 	       "policed - unpoliced, also as a multiple of the empty program (%.1f ns)\n\n",
-	       rules, empty_ns);
+	       what, rules, empty_ns);
 	printf("%-26s", "");
 	for (s = 0; s < S_MAX; s++)
 		printf(" %9.9s", shape_names[s]);
@@ -429,7 +497,7 @@ static void print_police(double pol[P_MAX][S_MAX], unsigned int rules, double em
 int main(int argc, char **argv)
 {
 	static double ns[NLEVELS][S_MAX], pns[NLEVELS][S_MAX];
-	double none[S_MAX], pnone[S_MAX], base[S_MAX], pol[P_MAX][S_MAX];
+	double none[S_MAX], pnone[S_MAX], base[S_MAX], pol[P_MAX][S_MAX], rpol[P_MAX][S_MAX];
 	struct qos_rule_maps m;
 	struct qos_cfg cfg;
 	struct qos *skel;
@@ -470,7 +538,7 @@ int main(int argc, char **argv)
 	for (s = 0; s < S_MAX; s++)
 		build(&pkts[s], s, 0);
 	measure(prog, pkts, repeat, runs, none, NULL);
-	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, ns, pol))
+	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, ns, pol, rpol))
 		return 1;
 	/* 5-tuple rules: "none" is the program with the packets' ports and
 	 * no rules. */
@@ -478,7 +546,7 @@ int main(int argc, char **argv)
 	for (s = 0; s < S_MAX; s++)
 		build(&pkts[s], s, 0);
 	measure(prog, pkts, repeat, runs, pnone, NULL);
-	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, pns, NULL))
+	if (run_levels(skel, &m, &cfg, prog, pkts, repeat, runs, nlevels, pns, NULL, NULL))
 		return 1;
 
 	printf("qos_ingress, ns per packet through BPF_PROG_TEST_RUN (fastest of %d x %u)\n",
@@ -490,7 +558,8 @@ int main(int argc, char **argv)
 	printf("targets: < 40 ns every shape, ipv6/ipv4 <= 1.15, < 15%% growth 1 -> 1M: %s\n",
 	       ok ? "met" : "NOT met");
 
-	print_police(pol, levels[nlevels - 1], base[0]);
+	print_police("class", pol, levels[nlevels - 1], base[0]);
+	print_police("rule (its own policer)", rpol, levels[nlevels - 1], base[0]);
 	qos__destroy(skel);
 	return 0;
 }

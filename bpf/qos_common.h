@@ -125,7 +125,7 @@ enum qos_linklayer {
 #define QOS_MAX_QUEUES		64
 #define QOS_QUEUE_MAJOR(q)	(((q) + 1) << 8)
 
-#define QOS_META_VERSION	4
+#define QOS_META_VERSION	5
 #define QOS_META_F_CLSACT	(1U << 0)	/* qosctl created the clsact qdisc */
 #define QOS_META_F_ROOT		(1U << 1)	/* qosctl owns the root qdisc */
 /* Nothing of the profile acts at ingress: the egress program runs alone. */
@@ -370,12 +370,13 @@ struct qos_cfg {
 };
 
 /*
- * Policers (Documentation/policing.rst): token buckets in the qos_policers
- * array, one entry per policer. Index 0 is "no policer"; index N for
- * 1 <= N < QOS_MAX_CLASSES is the policer of class id N, set by the
- * profile; QOS_POLICER_RULE_FIRST and up are free for rules.
+ * Policers (Documentation/policing.rst): token buckets, one struct
+ * qos_policer each. Index 0 is "no policer"; index N for
+ * 1 <= N < QOS_POLICER_RULE_FIRST is the policer of class id N, set by the
+ * profile, in the qos_policers array; QOS_POLICER_RULE_FIRST and up are
+ * rules' own policers, in the qos_rule_pols hash, which holds as many as
+ * the rule table has rules and takes memory only for those that exist.
  */
-#define QOS_POLICERS_MAX	1024
 #define QOS_POLICER_RULE_FIRST	QOS_MAX_CLASSES
 
 /* What a policer does with a packet of one colour. */
@@ -410,12 +411,23 @@ struct qos_policer {
 	__u16 pad;
 };
 
-/* Index of a per-policer, per-family, per-colour counter in the per-CPU
- * qos_police_stats array. */
-#define QOS_POLICE_STATS_ENTRIES	(QOS_POLICERS_MAX * QOS_FAM_MAX * TB_COLOR_MAX)
-static inline __u32 qos_police_stats_key(__u32 idx, __u32 fam, __u32 color)
-{
-	return (idx * QOS_FAM_MAX + fam) * TB_COLOR_MAX + color;
-}
+/* The counters of one policer: packets and wire bytes per family and
+ * colour. */
+struct qos_police_ctrs {
+	struct qos_ctr c[QOS_FAM_MAX][TB_COLOR_MAX];
+};
+
+/*
+ * A rule's policer with its counters, one element of the qos_rule_pols
+ * hash. The counters are shared by every CPU and added to atomically, not
+ * per CPU: every packet already writes the policer's buckets with a
+ * compare-and-swap, so per-CPU counters would save no contention, and
+ * they would cost 144 bytes per policer per CPU (Documentation/policing.rst,
+ * Maps).
+ */
+struct qos_rule_policer {
+	struct qos_policer pol;
+	struct qos_police_ctrs ctrs;
+};
 
 #endif /* __QOS_COMMON_H */

@@ -91,7 +91,8 @@ cpus=$(awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); n += r[2] == ""
 out=$("$QOSCTL" validate "$dir/ceiling" 2>&1)
 check_err $? "$out"
 want="kernel memory: [0-9]+\.[0-9] MiB per interface on $cpus CPUs \(rule table of $RULES_MAX: "
-want+="hash 448\.0 MiB full, counters $((256 + 32 * cpus))\.0 MiB; other maps [0-9]+\.[0-9] MiB\)"
+want+="hash 448\.0 MiB full, counters $((256 + 32 * cpus))\.0 MiB, "
+want+="policers [0-9]+\.[0-9] MiB if each rule has one; other maps [0-9]+\.[0-9] MiB\)"
 [[ "$(sed -n 2p <<<"$out")" =~ ^$want$ ]]
 check_err $? "got: '$out'; want a second line matching '$want'"
 log_test "prints the kernel memory a table at the ceiling takes"

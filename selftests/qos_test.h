@@ -53,8 +53,7 @@ static inline struct qos_rule_maps qos_test_rule_maps(struct qos *skel)
 		.rules = bpf_map__fd(skel->maps.qos_rules),
 		.stats = bpf_map__fd(skel->maps.qos_rule_stats),
 		.capacity = bpf_map__max_entries(skel->maps.qos_rules),
-		.policers = bpf_map__fd(skel->maps.qos_policers),
-		.police_stats = bpf_map__fd(skel->maps.qos_police_stats),
+		.policers = bpf_map__fd(skel->maps.qos_rule_pols),
 		.rules4 = bpf_map__fd(skel->maps.qos_rules4),
 	};
 
@@ -99,6 +98,25 @@ static inline struct qos_ctr qos_test_ctr(int map_fd, uint32_t key)
 	for (i = 0; i < ncpu; i++) {
 		sum.packets += vals[i].packets;
 		sum.bytes += vals[i].bytes;
+	}
+	return sum;
+}
+
+/* Class policer @idx's counter of @fam and @color in @map_fd
+ * (qos_police_stats), summed over CPUs; all ones if it has none. */
+static inline struct qos_ctr qos_test_police_ctr(int map_fd, uint32_t idx, uint32_t fam,
+						 uint32_t color)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct qos_police_ctrs vals[ncpu];
+	struct qos_ctr sum = {};
+	int i;
+
+	if (bpf_map_lookup_elem(map_fd, &idx, vals))
+		return (struct qos_ctr){ UINT64_MAX, UINT64_MAX };
+	for (i = 0; i < ncpu; i++) {
+		sum.packets += vals[i].c[fam][color].packets;
+		sum.bytes += vals[i].c[fam][color].bytes;
 	}
 	return sum;
 }

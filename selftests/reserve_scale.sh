@@ -7,19 +7,24 @@
 #   r: $DEV (a profile whose pip takes 80 Gbit/s with a 1 s delay bound,
 #            room for the rates and bursts of every request) --- peer
 #
-#  - as many requests as the device has policers for (1008 with a policer
-#    each), IPv6 and IPv4 alternately, without ids: all admitted in one
-#    transaction, named r1... without a clash; the same number with ids
-#    sent twice: the second round changes nothing (not doubled);
-#  - a file of 65,536 requests (the default rule table) is refused at once
-#    with the numbers, and nothing changes;
+#  - 1,000 requests, IPv6 and IPv4 alternately, without ids: all admitted
+#    in one transaction, named r1... without a clash; the same number with
+#    ids sent twice: the second round changes nothing (not doubled);
+#  - 10,000 requests without ids, all in force;
+#  - as many requests as the default rule table holds (65,535: its 65,536
+#    entries less id 0), a policer each, without ids: all in force, the
+#    rule policer hash holds one policer per reservation, and datagrams
+#    sent out of $DEV to the last IPv4 and the last IPv6 reservation are
+#    policed by their own policers (a burst of small frames, then red);
+#  - one request more than the table is refused at once with the numbers,
+#    and nothing changes;
 #  - a file above the size limit is refused before it is read.
 # Times are printed, not asserted.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
-require_cmd jq nsenter python3
+require_cmd jq nsenter python3 bpftool
 require_qdisc htb
 setup_ns R || { echo "FAIL: namespace"; exit $ksft_fail; }
 DEV=$(ifname_unique rs)
@@ -83,7 +88,7 @@ timed()
 	return $rc
 }
 
-N=1008
+N=1000
 RET=0
 gen $N "$TMP/anon.json"
 timed qosctl_ns "$R" reserve apply "$TMP/anon.json"
@@ -106,17 +111,103 @@ done
 check_err $? "$(count) reservations after two rounds"
 log_test "$N requests with ids sent twice: the second changes nothing"
 
+# rule_pols: elements of the rule policer hash of $DEV's egress program.
+rule_pols()
+{
+	local prog m
+
+	prog=$(qosctl_ns "$R" show dev "$DEV" -j | jq -r '.programs.egress') || return 1
+	for m in $(nsenter --net="/run/netns/$R" bpftool prog show id "$prog" -j |
+		   jq -r '.map_ids[]'); do
+		if [ "$(bpftool map show id "$m" -j | jq -r '.name')" = qos_rule_pols ]; then
+			bpftool -j map dump id "$m" | jq length
+			return 0
+		fi
+	done
+	return 1
+}
+
+# police_ctr DST FAM COLOUR: packets of the reservation of DST in the rule
+# list $TMP/rules.json.
+police_ctr()
+{
+	jq --arg d "$1" ".[] | select(.dst == \$d) | .police.$3.$2.packets" "$TMP/rules.json"
+}
+
+# fresh N: $TMP/table.json of N requests without ids, applied on a device
+# with nothing reserved.
+fresh()
+{
+	qosctl_ns "$R" remove dev "$DEV" >/dev/null
+	qosctl_ns "$R" apply "$TMP/wide.profile" dev "$DEV" rate 400gbit >/dev/null
+	gen "$1" "$TMP/table.json"
+	timed qosctl_ns "$R" reserve apply "$TMP/table.json"
+}
+
+N=10000
 RET=0
-gen 65536 "$TMP/big.json"
-before=$(qosctl_ns "$R" rule list dev "$DEV" -j | md5sum)
+fresh $N
+check_err $? "$out"
+n=$(count)
+[ "$n" = $N ]
+check_err $? "$n reservations in force"
+log_test "$N requests without ids in force"
+
+N=65535
+RET=0
+fresh $N
+check_err $? "$out"
+[ "$out" = "dev $DEV: $N reservations in force" ]
+check_err $? "said '$out'"
+n=$(count)
+[ "$n" = $N ]
+check_err $? "$n reservations in force"
+n=$(rule_pols)
+[ "$n" = $N ]
+check_err $? "$n rule policers in the map"
+log_test "$N requests without ids (the default rule table) in force, a policer each"
+
+# The last reservation of each family: 10.255.254.0/24 (request 65534)
+# and 2001:db8:fffd::/48 (request 65533), reached through a neighbour
+# that needs no answer. 40 datagrams of 100 bytes: more than the burst.
+RET=0
+ip -n "$R" link set "${DEV}p" up
+ip -n "$R" addr add 192.0.2.1/24 dev "$DEV"
+ip -n "$R" addr add 2001:db8:ff::1/64 dev "$DEV" nodad
+ip -n "$R" neigh add 192.0.2.2 lladdr 02:00:00:00:00:02 dev "$DEV" nud permanent
+ip -n "$R" neigh add 2001:db8:ff::2 lladdr 02:00:00:00:00:02 dev "$DEV" nud permanent
+ip -n "$R" route add 10.255.254.0/24 via 192.0.2.2
+ip -n "$R" -6 route add 2001:db8:fffd::/48 via 2001:db8:ff::2
+ip netns exec "$R" python3 - <<'PY'
+import socket
+for fam, dst in ((socket.AF_INET, "10.255.254.1"), (socket.AF_INET6, "2001:db8:fffd::1")):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    for _ in range(40):
+        s.sendto(b"x" * 100, (dst, 9))
+PY
+check_err $? "sending"
+qosctl_ns "$R" rule list dev "$DEV" -j >"$TMP/rules.json"
+for t in "10.255.254.0/24 ipv4" "2001:db8:fffd::/48 ipv6"; do
+	set -- $t
+	g=$(police_ctr "$1" "$2" green)
+	r=$(police_ctr "$1" "$2" red)
+	[ "$((g + r))" = 40 ] && [ "$r" -gt 0 ] && [ "$g" -gt 0 ]
+	check_err $? "$1: $g green, $r red of 40 datagrams"
+done
+log_test "the last IPv4 and IPv6 reservations of $N are policed"
+
+RET=0
+gen $((N + 1)) "$TMP/big.json"
+before=$(jq -c 'del(.[].police, .[].hits)' "$TMP/rules.json" | md5sum)
 timed qosctl_ns "$R" reserve apply "$TMP/big.json"
-check_fail $? "65536 requests applied"
-want="qosctl: reserve apply: $TMP/big.json: 65536 requests for dev $DEV, which holds at most 1008 reservations (its rule table 65535, policers 1008): nothing changed"
+check_fail $? "$((N + 1)) requests applied"
+want="qosctl: reserve apply: $TMP/big.json: $((N + 1)) requests for dev $DEV, which holds at most $N reservations (its rule table): nothing changed"
 [ "$out" = "$want" ]
 check_err $? "got '$out', want '$want'"
-[ "$(qosctl_ns "$R" rule list dev "$DEV" -j | md5sum)" = "$before" ]
+[ "$(qosctl_ns "$R" rule list dev "$DEV" -j | jq -c 'del(.[].police, .[].hits)' | md5sum)" = \
+  "$before" ]
 check_err $? "the refused file changed the rules"
-log_test "65536 requests refused at once with the numbers, nothing changed"
+log_test "one request more than the table refused at once with the numbers, nothing changed"
 
 RET=0
 truncate -s $((64 * 1024 * 1024 + 1)) "$TMP/huge.json"

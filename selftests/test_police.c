@@ -186,10 +186,7 @@ static uint64_t verdicts(struct qos *skel, uint32_t cls, uint32_t fam, uint32_t 
 
 static struct qos_ctr colors(struct qos *skel, uint32_t idx, uint32_t fam, uint32_t color)
 {
-	struct qos_ctr c;
-
-	sum(bpf_map__fd(skel->maps.qos_police_stats), qos_police_stats_key(idx, fam, color), &c);
-	return c;
+	return qos_test_police_ctr(bpf_map__fd(skel->maps.qos_police_stats), idx, fam, color);
 }
 
 static uint32_t mark_of(uint32_t cls)

@@ -555,13 +555,41 @@ static void rule_stats_mem(struct __test_metadata *_metadata, struct bpf_map *ma
 	zero = calloc(ncpus, sizeof(*zero));
 	ASSERT_NE(NULL, zero);
 	for (i = 0; i < entries; i++)
-		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(map), &i, zero, BPF_NOEXIST));
+		ASSERT_EQ(0, qos_percpu_put(bpf_map__fd(map), &i, zero, BPF_NOEXIST));
 	free(zero);
 	full = memlock(map);
 	elem = (full - empty) / entries;
 	EXPECT_EQ(full - empty, elem * entries);
 	EXPECT_EQ(72 + 16 + 16 * ncpus, elem);
 	EXPECT_EQ(entries * (16 + 96 + 16 + 16 * ncpus), est);
+}
+
+/*
+ * Rule policers, a hash, filled with @entries policers: its buckets when
+ * empty, and the same bytes for every policer, within what kmalloc's
+ * caches round the estimate, @est, up to.
+ */
+static void rule_police_mem(struct __test_metadata *_metadata, struct bpf_map *map,
+			    uint32_t entries, uint64_t est)
+{
+	struct qos_rule_policer rp = {};
+	uint64_t empty = memlock(map), full, elem;
+	uint32_t i;
+
+	EXPECT_LE(empty - entries * 16, MAP_HDR_MAX);
+	for (i = 0; i < entries; i++) {
+		uint32_t idx = QOS_POLICER_RULE_FIRST + i;
+
+		ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(map), &idx, &rp, BPF_NOEXIST));
+	}
+	full = memlock(map);
+	elem = (full - empty) / entries;
+	EXPECT_EQ(full - empty, elem * entries);
+	/* The policer (120 bytes) and its counters (144), with the
+	 * element's header: from kmalloc-512 in the estimate. */
+	EXPECT_GE(elem, sizeof(struct qos_rule_policer));
+	EXPECT_LE(elem, 512);
+	EXPECT_EQ(entries * (16 + 512), est);
 }
 
 /*
@@ -592,7 +620,7 @@ TEST(mem_estimate)
 	prof.rule_entries = 4096;
 	ASSERT_GT(ncpus, 0);
 	est = qos_mem_bytes(prof.rule_entries, ncpus, &m);
-	EXPECT_EQ(est, m.rule_hash + m.rule_stats + m.counters + m.other);
+	EXPECT_EQ(est, m.rule_hash + m.rule_stats + m.rule_police + m.counters + m.other);
 
 	skel = qos__open();
 	ASSERT_NE(NULL, skel);
@@ -634,8 +662,11 @@ TEST(mem_estimate)
 
 	rule_stats_mem(_metadata, skel->maps.qos_rule_stats, prof.rule_entries, ncpus,
 		       m.rule_stats);
+	rule_police_mem(_metadata, skel->maps.qos_rule_pols, prof.rule_entries, m.rule_police);
 
-	/* Arrays: the estimate is the accounting less the map headers. */
+	/* Arrays: the estimate is the accounting less the map headers
+	 * (the class policers' too: qos_policers and qos_police_stats
+	 * hold QOS_POLICER_RULE_FIRST each, whatever the rule table). */
 	counters = memlock(skel->maps.qos_stats) + memlock(skel->maps.qos_unparsed) +
 		   memlock(skel->maps.qos_police_stats);
 	EXPECT_LE(m.counters, counters);

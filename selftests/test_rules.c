@@ -765,7 +765,14 @@ static uint32_t run_n(FIXTURE_DATA(rules) *self, const struct pspec *s, uint32_t
 
 static uint64_t police_pkts(FIXTURE_DATA(rules) *self, uint32_t idx, uint32_t fam, uint32_t c)
 {
-	return qos_test_ctr(self->m.police_stats, qos_police_stats_key(idx, fam, c)).packets;
+	struct qos_rule_policer rp;
+
+	if (idx < QOS_POLICER_RULE_FIRST)
+		return qos_test_police_ctr(bpf_map__fd(self->skel->maps.qos_police_stats), idx, fam,
+					   c).packets;
+	if (bpf_map_lookup_elem(self->m.policers, &idx, &rp))
+		return UINT64_MAX;
+	return rp.ctrs.c[fam][c].packets;
 }
 
 /*
@@ -773,7 +780,8 @@ static uint64_t police_pkts(FIXTURE_DATA(rules) *self, uint32_t idx, uint32_t fa
  * (1 kbit/s refills a frame in about a second, far longer than the test),
  * the rest get the rule's action; the class's policer (PIP's, in
  * pip-20pct) is not used; each family its own rule and policer. Deleting
- * a rule clears its policer.
+ * a rule deletes its policer and counters: rule policers hold memory only
+ * while they exist.
  */
 TEST_F(rules, police)
 {
@@ -783,7 +791,7 @@ TEST_F(rules, police)
 	char w[3][160];
 	const char *words[3] = { w[0], w[1], w[2] };
 	struct qos_rules got = {}, next = {};
-	struct qos_policer pol;
+	struct qos_rule_policer pol;
 	size_t i;
 
 	build(&p4, &v4);
@@ -831,11 +839,14 @@ TEST_F(rules, police)
 	}
 	qos_rules_free(&got);
 
-	/* p4 deleted: its policer is cleared, p6's is kept, buckets and all. */
+	/* p4 deleted: its policer and counters are gone, p6's are kept,
+	 * buckets and all. */
 	ASSERT_EQ(0, qos_rules_add(&next, rule_named(self, "p6")));
 	ASSERT_EQ(0, commit(self, &next));
-	ASSERT_EQ(0, bpf_map_lookup_elem(self->m.policers, &i4, &pol));
-	EXPECT_EQ(0, pol.tb.cir);
+	EXPECT_EQ(-ENOENT, bpf_map_lookup_elem(self->m.policers, &i4, &pol));
+	EXPECT_EQ(UINT64_MAX, police_pkts(self, i4, QOS_FAM_IPV4, TB_GREEN));
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->m.policers, &i6, &pol));
+	EXPECT_NE(0, pol.pol.tb.cir);
 	memset(cls, 0, sizeof(cls));
 	EXPECT_EQ(0, run_n(self, &v6, 1, cls));
 	EXPECT_EQ(1, cls[CLS_LBE]);
@@ -843,6 +854,74 @@ TEST_F(rules, police)
 	memset(cls, 0, sizeof(cls));
 	EXPECT_EQ(0, run_n(self, &v4, 1, cls));
 	EXPECT_EQ(1, cls[CLS_BE]);
+}
+
+/* Keys in map @fd. */
+static uint32_t map_count(int fd)
+{
+	uint32_t key, next, n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Rule policers scale with the rule table: 4096 rules, IPv4 and IPv6 in
+ * turn, each with a policer of its own (the fixed array of before held
+ * 1008), and the last of each family polices its packets as the first
+ * rule's does. Each policer is one element of the hash, and the class
+ * policers' counters are untouched.
+ */
+TEST_F(rules, police_many)
+{
+	enum { N = 4096 };
+	static const struct pspec v4 = { .shape = V4, .src = "10.1.15.255", TCP_(1, 7000) };
+	static const struct pspec v6 = { .shape = V6, .src = "2001:db8:1::fff", TCP_(1, 7000) };
+	static char w[N][96];
+	static const char *words[N];
+	uint32_t cls[QOS_MAX_CLASSES] = {};
+	static struct pkt p4, p6;
+	const struct qos_rule *r4, *r6;
+	uint32_t i;
+
+	build(&p4, &v4);
+	build(&p6, &v6);
+	for (i = 0; i < N; i++) {
+		if (i % 2)
+			snprintf(w[i], sizeof(w[i]),
+				 "name m%u src 2001:db8:1::%x class pip police 1kbit burst %zu", i,
+				 i / 2 * 2 + 1, 2 * p6.len);
+		else
+			snprintf(w[i], sizeof(w[i]),
+				 "name m%u src 10.1.%u.%u class pip police 1kbit burst %zu", i,
+				 i / 2 / 128, i / 2 % 128 * 2 + 1, 2 * p4.len);
+		words[i] = w[i];
+	}
+	/* The last of each family: 10.1.15.255, 2001:db8:1::fff. */
+	ASSERT_EQ(0, install(self, words, N));
+	EXPECT_EQ(N, map_count(self->m.policers));
+	r4 = rule_named(self, "m4094");
+	r6 = rule_named(self, "m4095");
+	ASSERT_NE(NULL, r4);
+	ASSERT_NE(NULL, r6);
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST + N - 2, r4->policer);
+	EXPECT_EQ(QOS_POLICER_RULE_FIRST + N - 1, r6->policer);
+
+	EXPECT_EQ(8, run_n(self, &v4, 10, cls));
+	EXPECT_EQ(8, run_n(self, &v6, 10, cls));
+	EXPECT_EQ(4, cls[CLS_PIP]);
+	EXPECT_EQ(2, police_pkts(self, r4->policer, QOS_FAM_IPV4, TB_GREEN));
+	EXPECT_EQ(8, police_pkts(self, r4->policer, QOS_FAM_IPV4, TB_RED));
+	EXPECT_EQ(2, police_pkts(self, r6->policer, QOS_FAM_IPV6, TB_GREEN));
+	EXPECT_EQ(8, police_pkts(self, r6->policer, QOS_FAM_IPV6, TB_RED));
+	EXPECT_EQ(0, police_pkts(self, r6->policer, QOS_FAM_IPV4, TB_GREEN));
+	for (i = 1; i < QOS_POLICER_RULE_FIRST; i++)
+		EXPECT_EQ(0, police_pkts(self, i, QOS_FAM_IPV4, TB_RED));
 }
 
 /* Reservations of @words: rules of pip, policed at a burst of two frames

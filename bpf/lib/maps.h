@@ -64,31 +64,51 @@ struct {
 QOS_RULES_MAP(struct qos_rule_key) qos_rules SEC(".maps") __weak;
 QOS_RULES_MAP(struct qos_rule_key4) qos_rules4 SEC(".maps") __weak;
 
+/* A hash sized with the rule table, keyed by a rule's or its policer's id,
+ * holding memory for the keys inserted only. */
+#define QOS_RULE_ID_MAP(map_type, value_type)			\
+	struct {						\
+		__uint(type, map_type);				\
+		__uint(max_entries, QOS_RULES_DEFAULT);		\
+		__uint(map_flags, BPF_F_NO_PREALLOC);		\
+		__type(key, __u32);				\
+		__type(value, value_type);			\
+	}
+
 /* Per-rule hits, keyed by qos_rule_val.id. A per-CPU hash, not an array:
  * an array of the table's size takes its per-CPU elements, all of them, when
  * it is created (54 ms at apply for the default 65536), a hash only as rules
  * are installed. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, QOS_RULES_DEFAULT);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct qos_ctr);
-} qos_rule_stats SEC(".maps") __weak;
+QOS_RULE_ID_MAP(BPF_MAP_TYPE_PERCPU_HASH, struct qos_ctr) qos_rule_stats SEC(".maps") __weak;
 
-/* Policers; see struct qos_policer. */
+/* Class policers (ids below QOS_POLICER_RULE_FIRST); see struct
+ * qos_policer. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, QOS_POLICERS_MAX);
+	__uint(max_entries, QOS_POLICER_RULE_FIRST);
 	__type(key, __u32);
 	__type(value, struct qos_policer);
 } qos_policers SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, QOS_POLICE_STATS_ENTRIES);
+	__uint(max_entries, QOS_POLICER_RULE_FIRST);
 	__type(key, __u32);
-	__type(value, struct qos_ctr);
+	__type(value, struct qos_police_ctrs);
 } qos_police_stats SEC(".maps") __weak;
+
+/*
+ * Rules' own policers with their counters, keyed by policer id: a hash
+ * without preallocation, as qos_rule_stats and for the same reason, sized
+ * with the rule table. The arrays of the class policers, at the table's
+ * size, would hold 120 bytes per policer and 144 per policer per CPU for
+ * every rule the table could have (9.4 MB per CPU at 65536); this holds
+ * memory for the policers qosctl inserted. A hash element stays where it
+ * is while it lives, so the compare-and-swap of the buckets works on it as
+ * on an array's; qosctl writes a policer only when it creates it and
+ * deletes it when its rule is gone. New with new programs, as the rule
+ * table is.
+ */
+QOS_RULE_ID_MAP(BPF_MAP_TYPE_HASH, struct qos_rule_policer) qos_rule_pols SEC(".maps") __weak;
 
 #endif /* __QOS_LIB_MAPS_H */

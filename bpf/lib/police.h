@@ -53,13 +53,19 @@ static __always_inline __u64 qos_police_now(const struct qos_policer *pol)
 	return bpf_ktime_get_ns();
 }
 
-static __always_inline void qos_police_count(__u32 idx, __u32 fam, __u32 color, __u32 len)
+/* Count a packet of @len bytes; @shared: counters every CPU adds to. */
+static __always_inline void qos_police_count(struct qos_police_ctrs *ctrs, __u32 fam, __u32 color,
+					     __u32 len, int shared)
 {
-	__u32 key = qos_police_stats_key(idx, fam, color);
 	struct qos_ctr *ctr;
 
-	ctr = bpf_map_lookup_elem(&qos_police_stats, &key);
-	if (ctr) {
+	if (!ctrs || fam >= QOS_FAM_MAX || color >= TB_COLOR_MAX)
+		return;
+	ctr = &ctrs->c[fam][color];
+	if (shared) {
+		__sync_fetch_and_add(&ctr->packets, 1);
+		__sync_fetch_and_add(&ctr->bytes, len);
+	} else {
 		ctr->packets++;
 		ctr->bytes += len;
 	}
@@ -126,23 +132,19 @@ __weak __attribute__((noinline)) __u64 qos_police_wire(struct __sk_buff *skb, __
 }
 
 /*
- * Police @len bytes of @pkt with policer @idx and act on the colour.
- * Returns the enum qos_verdict; the caller drops on QOS_V_DROP
- * (TC_ACT_SHOT). A demotion writes the new class to *@cls, a remark
- * rewrites the packet. An unknown index passes the packet untouched.
+ * Police @len bytes of @pkt with policer @pol, counted in @ctrs (NULL: not
+ * counted; @shared: added to atomically), and act on the colour. Returns the enum qos_verdict; the
+ * caller drops on QOS_V_DROP (TC_ACT_SHOT). A demotion writes the new
+ * class to *@cls, a remark rewrites the packet.
  */
 static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_pkt *pkt,
-					__u32 idx, __u32 len, __u32 *cls)
+					struct qos_policer *pol, struct qos_police_ctrs *ctrs,
+					int shared, __u32 len, __u32 *cls)
 {
 	__u32 dscp = pkt->dscp & (QOS_DSCP_MAX - 1);
 	struct qos_police_action act;
-	struct qos_policer *pol;
 	__u32 color, pre = TB_GREEN, wire;
 	__u64 cost;
-
-	pol = bpf_map_lookup_elem(&qos_policers, &idx);
-	if (!pol)
-		return QOS_V_PASS;
 
 	if (pol->flags & QOS_POLICE_F_AWARE) {
 		if ((pol->pre_red >> dscp) & 1)
@@ -159,7 +161,7 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 		color = TB_RED;
 	act = pol->act[color];
 
-	qos_police_count(idx, pkt->family, color, wire);
+	qos_police_count(ctrs, pkt->family, color, wire, shared);
 
 	switch (act.type) {
 	case QOS_PA_DROP:
@@ -177,6 +179,22 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 }
 
 /*
+ * Rule policers, from their hash (qos_common.h), in a function of their
+ * own: in the function that also looks up the class policers' arrays,
+ * clang merges the lookups of the two kinds into one call on either map,
+ * which the verifier can then inline for neither, and a class policer
+ * paid two helper calls (performance.rst, "Rule policers"). An unknown id
+ * passes the packet untouched.
+ */
+static __noinline int qos_police_rule(struct __sk_buff *skb, const struct qos_pkt *pkt,
+				      __u32 idx, __u32 len, __u32 *out)
+{
+	struct qos_rule_policer *rp = bpf_map_lookup_elem(&qos_rule_pols, &idx);
+
+	return rp ? qos_police(skb, pkt, &rp->pol, &rp->ctrs, 1, len, out) : QOS_V_PASS;
+}
+
+/*
  * The policer step as a global function: the verifier checks it once, on
  * its own, instead of on every path of the program that reaches it (its
  * lock-free bucket retries its compare-and-swap, and every class and rule
@@ -187,9 +205,16 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 __weak __noinline int qos_police_step(struct __sk_buff *skb, const struct qos_pkt *pkt,
 				      __u32 policer, __u32 len, __u32 *out)
 {
+	struct qos_police_ctrs *ctrs;
+	struct qos_policer *pol;
+
 	if (!skb || !pkt || !out)
 		return QOS_V_PASS;
-	return qos_police(skb, pkt, policer, len, out);
+	if (policer >= QOS_POLICER_RULE_FIRST)
+		return qos_police_rule(skb, pkt, policer, len, out);
+	ctrs = bpf_map_lookup_elem(&qos_police_stats, &policer);
+	pol = bpf_map_lookup_elem(&qos_policers, &policer);
+	return pol ? qos_police(skb, pkt, pol, ctrs, 0, len, out) : QOS_V_PASS;
 }
 
 #endif /* __QOS_LIB_POLICE_H */

@@ -414,12 +414,12 @@ static int apply_dev(const char *dev, const char **devs, struct qos_reserve_req 
 /*
  * More requests for device @devs[@first] than it has room for, whatever
  * it holds: refused before any device is changed. Each reservation takes
- * a rule and a policer of its own.
+ * a rule and a policer of its own; the rule policers are as many as the
+ * rule table's entries, so the table is the limit.
  */
 static int check_room(const char *path, const char **devs, size_t first, size_t n, char *err,
 		      size_t errlen)
 {
-	const size_t policers = QOS_POLICERS_MAX - QOS_POLICER_RULE_FIRST;
 	struct qos_dev d;
 	size_t j, k = 0;
 	uint32_t rules;
@@ -432,12 +432,11 @@ static int check_room(const char *path, const char **devs, size_t first, size_t 
 		return ret;
 	rules = d.applied && d.have_cfg ? d.cfg.meta.rule_entries - 1 : 0;
 	qos_txn_close(&d);
-	if (k <= rules && k <= policers)
+	if (k <= rules)
 		return 0;
 	snprintf(err, errlen,
-		 "%s: %zu requests for dev %s, which holds at most %zu reservations (its rule "
-		 "table %u, policers %zu): nothing changed", path, k, devs[first],
-		 rules < policers ? (size_t)rules : policers, rules, policers);
+		 "%s: %zu requests for dev %s, which holds at most %u reservations (its rule "
+		 "table): nothing changed", path, k, devs[first], rules);
 	return -ENOSPC;
 }
 

@@ -40,6 +40,7 @@ static const char *const map_names[QOS_MAP_MAX] = {
 	[QOS_MAP_POLICERS] = "qos_policers",
 	[QOS_MAP_POLICE_STATS] = "qos_police_stats",
 	[QOS_MAP_RULES4] = "qos_rules4",
+	[QOS_MAP_RULE_POLS] = "qos_rule_pols",
 };
 
 static const char *const prog_names[QOS_DIR_MAX] = { "qos_ingress", "qos_egress" };
@@ -163,7 +164,7 @@ static struct bpf_map *skel_map(struct qos *skel, int idx)
 	struct bpf_map *maps[QOS_MAP_MAX] = {
 		skel->maps.qos_cfg, skel->maps.qos_stats, skel->maps.qos_unparsed,
 		skel->maps.qos_rules, skel->maps.qos_rule_stats, skel->maps.qos_policers,
-		skel->maps.qos_police_stats, skel->maps.qos_rules4,
+		skel->maps.qos_police_stats, skel->maps.qos_rules4, skel->maps.qos_rule_pols,
 	};
 
 	return maps[idx];
@@ -175,7 +176,8 @@ int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries)
 	 * is on their sum (qos_rules_validate()). */
 	return bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries) ?:
 	       bpf_map__set_max_entries(skel->maps.qos_rules4, rule_entries) ?:
-	       bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries);
+	       bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries) ?:
+	       bpf_map__set_max_entries(skel->maps.qos_rule_pols, rule_entries);
 }
 
 static int prog_id_of(int fd, uint32_t *id)
@@ -842,6 +844,24 @@ int qos_cfg_put(int outer, int inner_fd)
 	uint32_t zero = 0;
 
 	return bpf_map_update_elem(outer, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
+}
+
+/* A minute of 1 ms waits at most, for a worker that takes far less. */
+#define PERCPU_TRIES	1000
+
+int qos_percpu_put(int fd, const void *key, const void *vals, uint64_t flags)
+{
+	int tries = 0;
+
+	while (bpf_map_update_elem(fd, key, vals, flags)) {
+		/* Per-CPU values come from the pages the kernel keeps
+		 * populated for allocations that cannot sleep; thousands in a
+		 * row run out of them until its worker populates more. */
+		if (errno != ENOMEM || ++tries > PERCPU_TRIES)
+			return -errno;
+		usleep(1000);
+	}
+	return 0;
 }
 
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)

@@ -30,13 +30,14 @@ enum qos_map_idx {
 	QOS_MAP_POLICERS,
 	QOS_MAP_POLICE_STATS,
 	QOS_MAP_RULES4,
+	QOS_MAP_RULE_POLS,
 	QOS_MAP_MAX,
 };
 
 /* Maps that a new pair of programs shares with the pair it replaces: the
- * counters and the policers' buckets carry on. The rule table and the
- * configuration are new with new programs, so that the old pair keeps a
- * consistent view until the new one is attached. */
+ * counters and the class policers' buckets carry on. The rule table, its
+ * policers and the configuration are new with new programs, so that the
+ * old pair keeps a consistent view until the new one is attached. */
 #define QOS_MAPS_SHARED	(1U << QOS_MAP_STATS | 1U << QOS_MAP_UNPARSED | \
 			 1U << QOS_MAP_POLICERS | 1U << QOS_MAP_POLICE_STATS)
 
@@ -87,7 +88,8 @@ uint64_t qos_obj_hash(void);
 int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint32_t rule_entries,
 		   unsigned int dirs, struct qos_progs *out);
 struct qos;
-/* Size the rule tables and their hit counters of an opened skeleton. */
+/* Size the rule tables, their hit counters and their policers of an opened
+ * skeleton. */
 int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries);
 
 /*
@@ -149,6 +151,13 @@ int qos_cfg_new(const struct qos_cfg *cfg);
 int qos_cfg_put(int outer, int inner_fd);
 /* Id of the inner map in the slot of @outer, 0 if empty. */
 uint32_t qos_cfg_inner_id(int outer);
+
+/*
+ * Insert or update the per-CPU value @vals of @key in the per-CPU hash @fd,
+ * waiting for the kernel to populate per-CPU memory when it has run out:
+ * 0 or -errno (-EEXIST with BPF_NOEXIST).
+ */
+int qos_percpu_put(int fd, const void *key, const void *vals, uint64_t flags);
 
 /* Sum a per-CPU counter. */
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum);

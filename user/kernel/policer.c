@@ -90,94 +90,87 @@ void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES])
  * rule policers a burst (Documentation/policing.rst). */
 #define RULE_AUTO_FRAME	1514
 
-int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r)
+int qos_police_rule_write(int fd, const struct qos_rule *r)
 {
 	uint64_t burst = r->police_burst ?: tb_auto_burst(r->police_bps, RULE_AUTO_FRAME);
-	int ncpu = libbpf_num_possible_cpus();
-	struct qos_policer pol = {};
-	struct qos_ctr *zero;
-	uint32_t idx = r->policer, f, c;
-	int ret = 0;
+	struct qos_rule_policer rp = {};
+	struct qos_policer *pol = &rp.pol;
 
-	if (ncpu < 0)
-		return ncpu;
-	if (tb_params_init(&pol.tb, TB_SRTCM, r->police_bps, burst, 0, 0))
+	if (tb_params_init(&pol->tb, TB_SRTCM, r->police_bps, burst, 0, 0))
 		return -ERANGE;
-	tb_params_clock(&pol.tb, tick_ns());
+	tb_params_clock(&pol->tb, tick_ns());
 	/* A full bucket; the first packet claims the time since. */
-	tb_state_init(&pol.tb, &pol.st, 0);
-	pol.act[TB_GREEN].type = QOS_PA_PASS;
-	pol.act[TB_YELLOW] = pol.act[TB_RED] = r->police_act;
-	zero = calloc(ncpu, sizeof(*zero));
-	if (!zero)
-		return -ENOMEM;
-	for (f = 0; f < QOS_FAM_MAX && !ret; f++) {
-		for (c = 0; c < TB_COLOR_MAX && !ret; c++) {
-			uint32_t key = qos_police_stats_key(idx, f, c);
-
-			if (bpf_map_update_elem(stats_fd, &key, zero, BPF_ANY))
-				ret = -errno;
-		}
-	}
-	free(zero);
-	if (!ret && bpf_map_update_elem(fd, &idx, &pol, 0))
-		ret = -errno;
-	return ret;
+	tb_state_init(&pol->tb, &pol->st, 0);
+	pol->act[TB_GREEN].type = QOS_PA_PASS;
+	pol->act[TB_YELLOW] = pol->act[TB_RED] = r->police_act;
+	if (bpf_map_update_elem(fd, &r->policer, &rp, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 void qos_police_rule_clear(int fd, uint32_t idx)
 {
-	struct qos_policer pol = {};
-
-	bpf_map_update_elem(fd, &idx, &pol, 0);
+	bpf_map_delete_elem(fd, &idx);
 }
 
 int qos_police_rule_read(int fd, struct qos_rule *r)
 {
-	struct qos_policer pol;
+	struct qos_rule_policer rp;
+	const struct qos_policer *pol = &rp.pol;
 
-	if (bpf_map_lookup_elem(fd, &r->policer, &pol))
+	if (bpf_map_lookup_elem(fd, &r->policer, &rp))
 		return -errno;
-	r->police_bps = pol.tb.cir;
-	r->police_burst = pol.tb.cbs / TB_NBITS_PER_BYTE;
+	r->police_bps = pol->tb.cir;
+	r->police_burst = pol->tb.cbs / TB_NBITS_PER_BYTE;
 	/* As it was given: auto, so that the rule reads back the same. */
 	if (r->police_burst == tb_auto_burst(r->police_bps, RULE_AUTO_FRAME))
 		r->police_burst = 0;
-	r->police_act = pol.act[TB_RED];
+	r->police_act = pol->act[TB_RED];
+	return 0;
+}
+
+/* Rule policer @idx and its counters, shared by the CPUs. */
+static int rule_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_report *r)
+{
+	struct qos_rule_policer rp;
+
+	if (bpf_map_lookup_elem(p->map[QOS_MAP_RULE_POLS], &idx, &rp))
+		return -errno;
+	r->pol = rp.pol;
+	memcpy(r->ctr, rp.ctrs.c, sizeof(r->ctr));
 	return 0;
 }
 
 int qos_police_read(const struct qos_progs *p, uint32_t idx, struct qos_police_report *r)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct qos_ctr *vals;
+	struct qos_police_ctrs *vals;
 	int f, c, i, err = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->idx = idx;
+	if (idx >= QOS_POLICER_RULE_FIRST) {
+		err = rule_police_read(p, idx, r);
+		r->set = !err && r->pol.tb.cir != 0;
+		return err;
+	}
 	if (ncpu < 0)
 		return ncpu;
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICERS], &idx, &r->pol)) {
+	if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICERS], &idx, &r->pol) ||
+	    bpf_map_lookup_elem(p->map[QOS_MAP_POLICE_STATS], &idx, vals)) {
 		err = -errno;
 		goto out;
 	}
 	r->set = r->pol.tb.cir != 0;
-	for (f = 0; f < QOS_FAM_MAX; f++)
-		for (c = 0; c < TB_COLOR_MAX; c++) {
-			uint32_t key = qos_police_stats_key(idx, f, c);
-
-			if (bpf_map_lookup_elem(p->map[QOS_MAP_POLICE_STATS], &key, vals)) {
-				err = -errno;
-				goto out;
+	for (i = 0; i < ncpu; i++)
+		for (f = 0; f < QOS_FAM_MAX; f++)
+			for (c = 0; c < TB_COLOR_MAX; c++) {
+				r->ctr[f][c].packets += vals[i].c[f][c].packets;
+				r->ctr[f][c].bytes += vals[i].c[f][c].bytes;
 			}
-			for (i = 0; i < ncpu; i++) {
-				r->ctr[f][c].packets += vals[i].packets;
-				r->ctr[f][c].bytes += vals[i].bytes;
-			}
-		}
 out:
 	free(vals);
 	return err;

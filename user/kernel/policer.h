@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Policers in the kernel's qos_policers map: install, restore, read.
+ * Policers in the kernel's maps (qos_policers for classes, qos_rule_pols
+ * for rules): install, restore, read.
  */
 #ifndef __QOS_KERNEL_POLICER_H
 #define __QOS_KERNEL_POLICER_H
@@ -12,7 +13,7 @@
 
 /*
  * Install the class policers @pol[id] (id 1 to QOS_MAX_CLASSES - 1; a zero
- * cir means no policer, and clears the entry) into the qos_policers map
+ * cir means no policer, and clears the entry) into the qos_policers array
  * @fd. A policer whose configuration is unchanged keeps its buckets; a
  * changed one is written whole with its buckets carried over by
  * tb_reconfig(), so a re-apply neither refills nor empties it. @saved receives the previous entries
@@ -25,11 +26,11 @@ void qos_police_restore(int fd, const struct qos_policer saved[QOS_MAX_CLASSES])
 struct qos_rule;
 
 /*
- * The policer of rule @r at its index r->policer in the qos_policers map
- * @fd, buckets full, its counters in @stats_fd zeroed; cleared; and read
- * back into @r's police_* fields.
+ * The policer of rule @r under its id r->policer in the qos_rule_pols hash
+ * @fd, buckets full, counters zeroed; deleted; and read back into @r's
+ * police_* fields.
  */
-int qos_police_rule_write(int fd, int stats_fd, const struct qos_rule *r);
+int qos_police_rule_write(int fd, const struct qos_rule *r);
 void qos_police_rule_clear(int fd, uint32_t idx);
 int qos_police_rule_read(int fd, struct qos_rule *r);
 

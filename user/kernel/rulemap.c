@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,7 +20,6 @@
 #include "lib/util.h"
 
 #define BATCH		4096
-#define STATS_TRIES	1000
 
 /* Fold one map entry into the rule it belongs to: a rule has one entry per
  * table and port block, and an entry of the other table makes a rule of no
@@ -228,27 +226,16 @@ static int zero_stats(const struct qos_rule_maps *m, uint32_t id, bool fresh)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct qos_ctr *z;
-	int ret = 0, tries = 0;
+	int ret;
 
 	if (ncpu < 0)
 		return ncpu;
 	z = calloc(ncpu, sizeof(*z));
 	if (!z)
 		return -ENOMEM;
-	while (bpf_map_update_elem(m->stats, &id, z, fresh ? BPF_ANY : BPF_NOEXIST)) {
-		if (errno == EEXIST)
-			break;
-		/* Per-CPU values come from the pages the kernel keeps
-		 * populated for allocations that cannot sleep; thousands in a
-		 * row run out of them until its worker populates more. */
-		if (errno != ENOMEM || ++tries > STATS_TRIES) {
-			ret = -errno;
-			break;
-		}
-		usleep(1000);
-	}
+	ret = qos_percpu_put(m->stats, &id, z, fresh ? BPF_ANY : BPF_NOEXIST);
 	free(z);
-	return ret;
+	return ret == -EEXIST ? 0 : ret;
 }
 
 /* Ids present in @l, as a byte per id. */
@@ -263,44 +250,54 @@ static uint8_t *id_set(const struct qos_rules *l, uint32_t capacity)
 	return s;
 }
 
-/* Policer indexes in use by the rules of @l, as a byte per index. */
-static void policer_set(const struct qos_rules *l, uint8_t used[QOS_POLICERS_MAX])
+/* Rule policer ids of a rule table of @capacity: one per rule it can hold,
+ * as many as the qos_rule_pols hash sized with it. */
+static uint32_t policer_end(uint32_t capacity)
+{
+	return QOS_POLICER_RULE_FIRST + capacity;
+}
+
+/* Policer ids in use by the rules of @l, as a byte per id below @end. */
+static void policer_set(const struct qos_rules *l, uint8_t *used, uint32_t end)
 {
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (l->r[i].police_bps && l->r[i].policer < QOS_POLICERS_MAX)
+		if (l->r[i].police_bps && l->r[i].policer < end)
 			used[l->r[i].policer] = 1;
 }
 
-/* Rules with a policer of their own and no index take the lowest index free
- * in both lists, as ids do. */
-static int assign_policers(const struct qos_rules *cur, struct qos_rules *next, char *err,
-			   size_t errlen)
+/* Rules with a policer of their own and no id for it (or one a smaller
+ * table has not) take the lowest id free in both lists, as rule ids do. */
+static int assign_policers(const struct qos_rule_maps *m, const struct qos_rules *cur,
+			   struct qos_rules *next, char *err, size_t errlen)
 {
-	uint8_t used[QOS_POLICERS_MAX] = {};
-	uint32_t idx = QOS_POLICER_RULE_FIRST;
+	uint32_t idx = QOS_POLICER_RULE_FIRST, end = policer_end(m->capacity);
+	uint8_t *used = calloc(end, 1);
 	size_t i;
+	int ret = 0;
 
-	policer_set(cur, used);
-	policer_set(next, used);
-	for (i = 0; i < next->n; i++) {
+	if (!used)
+		return -ENOMEM;
+	policer_set(cur, used, end);
+	policer_set(next, used, end);
+	for (i = 0; i < next->n && !ret; i++) {
 		struct qos_rule *r = &next->r[i];
 
-		if (!r->police_bps || (r->policer >= QOS_POLICER_RULE_FIRST &&
-				       r->policer < QOS_POLICERS_MAX))
+		if (!r->police_bps || (r->policer >= QOS_POLICER_RULE_FIRST && r->policer < end))
 			continue;
-		while (idx < QOS_POLICERS_MAX && used[idx])
+		while (idx < end && used[idx])
 			idx++;
-		if (idx >= QOS_POLICERS_MAX) {
-			snprintf(err, errlen, "more than %d rules with a policer",
-				 QOS_POLICERS_MAX - QOS_POLICER_RULE_FIRST);
-			return -ENOSPC;
+		if (idx >= end) {
+			snprintf(err, errlen, "more than %u rules with a policer", m->capacity);
+			ret = -ENOSPC;
+			break;
 		}
 		r->policer = idx;
 		used[idx] = 1;
 	}
-	return 0;
+	free(used);
+	return ret;
 }
 
 /* New rules take the lowest ids free in both lists, so an id is not reused
@@ -345,7 +342,7 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		if (next->r[i].id >= m->capacity)
 			next->r[i].id = 0;
 	ret = assign_ids(m, next, in_cur, in_next, fresh, err, errlen);
-	ret = ret ?: assign_policers(cur, next, err, errlen);
+	ret = ret ?: assign_policers(m, cur, next, err, errlen);
 	ret = ret ?: qos_rules_validate(next, m->capacity, NULL, err, errlen);
 	ret = ret ?: qos_rules_shapes(next, set, NULL, err, errlen);
 	if (ret)
@@ -364,7 +361,7 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		ret = zero_stats(m, r->id, fresh[r->id]);
 		/* Its policer before the entries that point at it. */
 		if (!ret && r->police_bps)
-			ret = qos_police_rule_write(m->policers, m->police_stats, r);
+			ret = qos_police_rule_write(m->policers, r);
 		ret = ret ?: write_rule(m, r);
 		if (ret) {
 			snprintf(err, errlen, "writing rule %u: %s", r->id, strerror(-ret));
@@ -383,22 +380,26 @@ out:
 	return ret;
 }
 
-/* Clear the policers of @gone that @keep does not use: no entry points at
+/* Delete the policers of @gone that @keep does not use: no entry points at
  * them any more. */
 static void retire_policers(const struct qos_rule_maps *m, const struct qos_rules *gone,
 			    const struct qos_rules *keep)
 {
-	uint8_t used[QOS_POLICERS_MAX] = {};
+	uint32_t end = policer_end(m->capacity);
+	uint8_t *used = calloc(end, 1);
 	size_t i;
 
-	policer_set(keep, used);
+	if (!used)
+		return;
+	policer_set(keep, used, end);
 	for (i = 0; i < gone->n; i++) {
 		uint32_t idx = gone->r[i].policer;
 
-		if (gone->r[i].police_bps && idx >= QOS_POLICER_RULE_FIRST &&
-		    idx < QOS_POLICERS_MAX && !used[idx])
+		if (gone->r[i].police_bps && idx >= QOS_POLICER_RULE_FIRST && idx < end &&
+		    !used[idx])
 			qos_police_rule_clear(m->policers, idx);
 	}
+	free(used);
 }
 
 void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,

@@ -16,8 +16,7 @@ struct qos_rule_maps {
 	int rules;
 	int stats;
 	uint32_t capacity;	/* max_entries of the rule table */
-	int policers;		/* qos_policers: rules' own policers ... */
-	int police_stats;	/* ... and their counters */
+	int policers;		/* qos_rule_pols: rules' own policers */
 	int rules4;		/* the IPv4 entries, under struct qos_rule_key4 */
 };
 
@@ -27,8 +26,7 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 		.rules = p->map[QOS_MAP_RULES],
 		.stats = p->map[QOS_MAP_RULE_STATS],
 		.capacity = p->rule_entries,
-		.policers = p->map[QOS_MAP_POLICERS],
-		.police_stats = p->map[QOS_MAP_POLICE_STATS],
+		.policers = p->map[QOS_MAP_RULE_POLS],
 		.rules4 = p->map[QOS_MAP_RULES4],
 	};
 

@@ -955,15 +955,19 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 		      buckets_bytes(rule_entries);
 	m.rule_stats = percpu_hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_ctr),
 					 ncpus);
-	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES +
-					QOS_POLICE_STATS_ENTRIES, sizeof(struct qos_ctr), ncpus);
+	/* Every rule with a policer of its own, as a reservation has. */
+	m.rule_police = hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_rule_policer));
+	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES,
+					sizeof(struct qos_ctr), ncpus) +
+		     percpu_array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_police_ctrs),
+					ncpus);
 	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte
 	 * pointer) and the one-entry array it holds. */
 	m.other = array_bytes(1, sizeof(uint64_t)) + array_bytes(1, sizeof(struct qos_cfg)) +
-		  array_bytes(QOS_POLICERS_MAX, sizeof(struct qos_policer));
+		  array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_policer));
 	if (mem)
 		*mem = m;
-	return m.rule_hash + m.rule_stats + m.counters + m.other;
+	return m.rule_hash + m.rule_stats + m.rule_police + m.counters + m.other;
 }
 
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)

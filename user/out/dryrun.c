@@ -265,9 +265,10 @@ void qos_print_mem(FILE *f, const char *prefix, uint32_t rule_entries)
 	}
 	total = qos_mem_bytes(rule_entries, ncpus, &m);
 	fprintf(f, "%skernel memory: %.1f MiB per interface on %d CPUs (rule table of %u: "
-		"hash %.1f MiB full, counters %.1f MiB; other maps %.1f MiB)\n", prefix,
+		"hash %.1f MiB full, counters %.1f MiB, policers %.1f MiB if each rule has one; "
+		"other maps %.1f MiB)\n", prefix,
 		MIB(total), ncpus, rule_entries, MIB(m.rule_hash), MIB(m.rule_stats),
-		MIB(m.counters + m.other));
+		MIB(m.rule_police), MIB(m.counters + m.other));
 }
 
 /* Download shaping: the IFB and its tree, the device's twin at the
