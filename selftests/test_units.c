@@ -43,6 +43,19 @@ TEST(rates)
 		{ "", 0, -EINVAL, 0 },
 		{ "0.1bit", 0, -ERANGE, 0 },
 		{ "20tbit", 0, -ERANGE, 0 },
+		/* Decimal only: strtod() would take these. */
+		{ "0x1p4mbit", 0, -EINVAL, 0 },		/* hex float: 16mbit */
+		{ "0x10", 0, -EINVAL, 0 },
+		{ "infmbit", 0, -EINVAL, 0 },
+		{ "nanbit", 0, -EINVAL, 0 },
+		{ "1e3mbit", 0, -EINVAL, 0 },
+		{ "+5mbit", 0, -EINVAL, 0 },
+		{ ".5gbit", 0, -EINVAL, 0 },
+		{ "5.mbit", 0, -EINVAL, 0 },
+		{ "0x14%", 1000, -ERANGE, 0 },
+		{ "inf%", 1000, -ERANGE, 0 },
+		{ "1e1%", 1000, -ERANGE, 0 },
+		{ "012mbit", 0, 0, 12000000ULL },	/* leading zeros: decimal */
 	};
 	unsigned int i;
 
@@ -82,6 +95,57 @@ TEST(sizes_and_times)
 	EXPECT_EQ(1500000000ULL, v);
 	EXPECT_EQ(-EINVAL, qos_parse_time("10", &v));	/* a time needs its unit */
 	EXPECT_EQ(-EINVAL, qos_parse_time("10min", &v));
+	EXPECT_EQ(-EINVAL, qos_parse_time("0x1p3ms", &v));
+	EXPECT_EQ(-EINVAL, qos_parse_time("infs", &v));
+	EXPECT_EQ(-EINVAL, qos_parse_time("nanms", &v));
+	EXPECT_EQ(-EINVAL, qos_parse_size("0x100", &v));
+	EXPECT_EQ(-EINVAL, qos_parse_size("1e3kb", &v));
+}
+
+/* Integers: decimal where a person writes decimal, leading zeros
+ * included (strtol's base 0 read "012" as octal 10); hex only through
+ * qos_parse_u32_hex() and only after "0x". */
+TEST(integers)
+{
+	static const struct {
+		const char *in;
+		int err, err_hex;
+		uint32_t v, v_hex;
+	} cases[] = {
+		{ "12", 0, 0, 12, 12 },
+		{ "012", 0, 0, 12, 12 },
+		{ "0", 0, 0, 0, 0 },
+		{ "4294967295", 0, 0, UINT32_MAX, UINT32_MAX },
+		{ "4294967296", -ERANGE, -ERANGE, 0, 0 },
+		{ "0x10", -EINVAL, 0, 0, 16 },
+		{ "0X000F0000", -EINVAL, 0, 0, 0xf0000 },
+		{ "0xffffffff", -EINVAL, 0, 0, UINT32_MAX },
+		{ "0x100000000", -EINVAL, -ERANGE, 0, 0 },
+		{ "0x", -EINVAL, -EINVAL, 0, 0 },
+		{ "0x0x5", -EINVAL, -EINVAL, 0, 0 },
+		{ "0x-5", -EINVAL, -EINVAL, 0, 0 },
+		{ "0x 5", -EINVAL, -EINVAL, 0, 0 },
+		{ "ff", -EINVAL, -EINVAL, 0, 0 },
+		{ "-1", -EINVAL, -EINVAL, 0, 0 },
+		{ "+1", -EINVAL, -EINVAL, 0, 0 },
+		{ " 1", -EINVAL, -EINVAL, 0, 0 },
+		{ "1 ", -EINVAL, -EINVAL, 0, 0 },
+		{ "1.0", -EINVAL, -EINVAL, 0, 0 },
+		{ "", -EINVAL, -EINVAL, 0, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint32_t v = 0xdead;
+
+		EXPECT_EQ(cases[i].err, qos_parse_u32(cases[i].in, &v)) TH_LOG("'%s'", cases[i].in);
+		if (!cases[i].err)
+			EXPECT_EQ(cases[i].v, v) TH_LOG("'%s'", cases[i].in);
+		EXPECT_EQ(cases[i].err_hex, qos_parse_u32_hex(cases[i].in, &v))
+			TH_LOG("hex '%s'", cases[i].in);
+		if (!cases[i].err_hex)
+			EXPECT_EQ(cases[i].v_hex, v) TH_LOG("hex '%s'", cases[i].in);
+	}
 }
 
 TEST(dscp_names)
@@ -91,7 +155,8 @@ TEST(dscp_names)
 		int err;
 		uint8_t dscp;
 	} cases[] = {
-		{ "0", 0, 0 }, { "63", 0, 63 }, { "0x2e", 0, 46 }, { "ef", 0, 46 },
+		{ "0", 0, 0 }, { "63", 0, 63 }, { "012", 0, 12 }, { "046", 0, 46 },
+		{ "0x2e", -EINVAL, 0 }, { "ef", 0, 46 },
 		{ "EF", 0, 46 }, { "be", 0, 0 }, { "df", 0, 0 }, { "va", 0, 44 },
 		{ "le", 0, 1 }, { "cs1", 0, 8 }, { "cs5", 0, 40 }, { "cs7", 0, 56 },
 		{ "af11", 0, 10 }, { "af23", 0, 22 }, { "af41", 0, 34 }, { "af43", 0, 38 },

@@ -185,7 +185,7 @@ static int parse_sla(const struct probe_args *a, const struct probe_stream *s, u
 		     struct pm_sla *sla)
 {
 	unsigned int i;
-	char *end;
+	const char *end;
 
 	sla->loss_ratio = -1;
 	if (!a->sla) {
@@ -210,9 +210,10 @@ static int parse_sla(const struct probe_args *a, const struct probe_stream *s, u
 		return -EINVAL;
 	}
 	if (a->loss) {
-		sla->loss_ratio = strtod(a->loss, &end) / 100;
-		if (end == a->loss || strcmp(end, "%") || sla->loss_ratio < 0 ||
-		    sla->loss_ratio > 1) {
+		if (qos_parse_decimal(a->loss, &sla->loss_ratio, &end))
+			end = a->loss;
+		sla->loss_ratio /= 100;
+		if (end == a->loss || strcmp(end, "%") || sla->loss_ratio > 1) {
 			qos_err("probe send: loss '%s': expected a percentage, 0%%-100%%", a->loss);
 			return -EINVAL;
 		}

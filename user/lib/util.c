@@ -134,18 +134,43 @@ static const struct unit time_units[] = {
 	{ "sec", 1e9 }, { "s", 1e9 },
 };
 
+#define DIGITS		"0123456789"
+#define HEX_DIGITS	"0123456789abcdefABCDEF"
+
+int qos_parse_decimal(const char *s, double *v, const char **end)
+{
+	char num[64];
+	size_t n;
+
+	n = s ? strspn(s, DIGITS) : 0;
+	if (!n)
+		return -EINVAL;
+	if (s[n] == '.') {
+		size_t frac = strspn(s + n + 1, DIGITS);
+
+		if (!frac)
+			return -EINVAL;
+		n += 1 + frac;
+	}
+	/* Only the digits go to strtod(), which would also take a sign,
+	 * an exponent, hex floats, "inf" and "nan". */
+	if (n >= sizeof(num))
+		return -ERANGE;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	*v = strtod(num, NULL);
+	*end = s + n;
+	return 0;
+}
+
 static int parse_number_unit(const char *s, const struct unit *units, size_t n,
 			     double *out)
 {
-	char *end;
+	const char *end;
 	double v;
 	size_t i;
 
-	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
+	if (qos_parse_decimal(s, &v, &end))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		if (!strcasecmp(end, units[i].name)) {
@@ -163,16 +188,11 @@ int qos_parse_rate(const char *s, uint64_t link_bps, uint64_t *bps)
 	int err;
 
 	if (len > 1 && s[len - 1] == '%') {
-		char num[32];
-		char *end;
+		const char *end;
 
-		if (!link_bps || len >= sizeof(num))
+		if (!link_bps)
 			return -EINVAL;
-		memcpy(num, s, len - 1);
-		num[len - 1] = '\0';
-		errno = 0;
-		v = strtod(num, &end);
-		if (errno || end == num || *end || !isfinite(v) || v <= 0 || v > 100)
+		if (qos_parse_decimal(s, &v, &end) || end != s + len - 1 || v <= 0 || v > 100)
 			return -ERANGE;
 		*bps = (uint64_t)llround((double)link_bps * v / 100.0);
 		return 0;
@@ -214,21 +234,33 @@ int qos_parse_time(const char *s, uint64_t *ns)
 	return 0;
 }
 
-int qos_parse_u32(const char *s, uint32_t *v)
+/* Digits of @base, the whole string: no sign, space or second prefix that
+ * strtoull() would take. */
+static int parse_u32_base(const char *s, int base, uint32_t *v)
 {
+	const char *set = base == 16 ? HEX_DIGITS : DIGITS;
 	unsigned long long x;
-	char *end;
 
-	if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
+	if (!*s || s[strspn(s, set)])
 		return -EINVAL;
 	errno = 0;
-	x = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	if (x > UINT32_MAX)
+	x = strtoull(s, NULL, base);
+	if (errno || x > UINT32_MAX)
 		return -ERANGE;
 	*v = (uint32_t)x;
 	return 0;
+}
+
+int qos_parse_u32(const char *s, uint32_t *v)
+{
+	return s ? parse_u32_base(s, 10, v) : -EINVAL;
+}
+
+int qos_parse_u32_hex(const char *s, uint32_t *v)
+{
+	if (s && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return parse_u32_base(s + 2, 16, v);
+	return qos_parse_u32(s, v);
 }
 
 /* RFC 2474 class selectors, RFC 2597 AF, RFC 3246 EF, RFC 5865 VA, RFC 8622 LE. */

@@ -59,8 +59,23 @@ int qos_parse_size(const char *s, uint64_t *bytes);
 /* Times: "10ms", "500us", "1s", "250ns". Result in nanoseconds. */
 int qos_parse_time(const char *s, uint64_t *ns);
 
-/* Unsigned integer, decimal or 0x hex, whole string. */
+/*
+ * Unsigned integer, the whole string, decimal: what a person writes as
+ * decimal (DSCP, ids, limits, ports) is read as decimal, leading zeros
+ * included ("012" is 12, not octal 10). No sign, space or hex.
+ */
 int qos_parse_u32(const char *s, uint32_t *v);
+
+/* The same, or hex after "0x": where hex is documented (flow labels,
+ * marks and masks, qdisc handles). */
+int qos_parse_u32_hex(const char *s, uint32_t *v);
+
+/*
+ * The decimal number @s starts with: digits, optionally '.' and digits
+ * ("1.5", not ".5", "1e3", "0x1p4", "inf" or "nan", which strtod() takes).
+ * *@end points after it. 0, or -EINVAL / -ERANGE.
+ */
+int qos_parse_decimal(const char *s, double *v, const char **end);
 
 /* DSCP by number (0-63) or name: be, df, ef, va, le, csN, afXY. */
 int qos_parse_dscp(const char *s, uint8_t *dscp);

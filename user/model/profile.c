@@ -131,10 +131,20 @@ static char *read_line(char *buf, int size, void *stream)
 	struct parse_ctx *c = stream;
 	char *s = fgets(buf, size, c->f);
 	const char *start = s;
+	int next;
 
 	if (!s)
 		return NULL;
 	c->line++;
+	/* libinih reads at most @size - 1 bytes a line and takes the rest
+	 * as a line of its own: a long comment's tail would become a key.
+	 * Refuse the line, and end the parse. */
+	if (!strchr(s, '\n') && (next = getc(c->f)) != EOF) {
+		ungetc(next, c->f);
+		fail(c, "line", "longer than %d bytes, the most a profile line may have",
+		     size - 2);
+		return NULL;
+	}
 	if (c->line == 1 && !strncmp(start, "\xef\xbb\xbf", 3))
 		start += 3;
 	while (isspace((unsigned char)*start))
@@ -286,10 +296,12 @@ static int handle_reserve_key(struct parse_ctx *c, const char *key, const char *
 		snprintf(p->reserve_class, sizeof(p->reserve_class), "%s", v);
 		p->reserve_line = c->line;
 	} else if (!strcmp(key, "reserve-headroom")) {
-		char *end;
-		unsigned long pct = strtoul(v, &end, 10);
+		size_t n = strlen(v);
+		char num[16];
+		uint32_t pct;
 
-		if (end == v || strcmp(end, "%") || pct > 90)
+		snprintf(num, sizeof(num), "%.*s", n > 1 && v[n - 1] == '%' ? (int)n - 1 : 0, v);
+		if (n >= sizeof(num) || qos_parse_u32(num, &pct) || pct > 90)
 			return fail(c, key, "'%s' is not a share of the class's ceiling (0%%-90%%)", v);
 		p->reserve_headroom_pct = pct;
 	} else if (!strcmp(key, "reserve-delay")) {
@@ -363,7 +375,7 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 		snprintf(p->default_class, sizeof(p->default_class), "%s", v);
 		p->default_line = c->line;
 	} else if (!strcmp(key, "mark-mask")) {
-		if (qos_parse_u32(v, &u) || !u)
+		if (qos_parse_u32_hex(v, &u) || !u)
 			return fail(c, key, "'%s' is not a non-zero 32-bit mask", v);
 		/* Contiguous, and wide enough for every class number. */
 		if ((u >> __builtin_ctz(u)) & ((u >> __builtin_ctz(u)) + 1))
@@ -372,7 +384,7 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 			return fail(c, key, "0x%08x is narrower than 4 bits", u);
 		p->mark_mask = u;
 	} else if (!strcmp(key, "handle")) {
-		if (qos_parse_u32(v, &u) || !u || u >= 0xffff)
+		if (qos_parse_u32_hex(v, &u) || !u || u >= 0xffff)
 			return fail(c, key, "'%s' is not a qdisc major number (1-0xfffe)", v);
 		/* Leaf qdiscs take 0x11-0x1f (0x10 + class id). */
 		if (u > 0x10 && u < 0x10 + QOS_MAX_CLASSES)

@@ -113,8 +113,8 @@ static int set_flowlabel(struct qos_rule *r, const char *val, char *err, size_t 
 		return 0;
 	}
 	snprintf(num, sizeof(num), "%.*s", slash ? (int)(slash - val) : 15, val);
-	if (qos_parse_u32(num, &u) || u > QOS_FLOWLABEL_MASK ||
-	    (slash && (qos_parse_u32(slash + 1, &m) || !m || m > QOS_FLOWLABEL_MASK))) {
+	if (qos_parse_u32_hex(num, &u) || u > QOS_FLOWLABEL_MASK ||
+	    (slash && (qos_parse_u32_hex(slash + 1, &m) || !m || m > QOS_FLOWLABEL_MASK))) {
 		snprintf(err, errlen,
 			 "'%s' is not a flow label LABEL[/MASK] (20 bits, e.g. 0x12345/0xff000)", val);
 		return -EINVAL;
