@@ -335,4 +335,25 @@ refused "a bad request names the file, its index and key; nothing changes" \
 	"qosctl: reserve apply: $TMP/bad.json: reservations[0].rate: 'fast' is not a rate from 1kbit to 1000gbit" \
 	apply "$TMP/bad.json"
 
+# --- names -------------------------------------------------------------------------
+# An id is a name ([A-Za-z0-9._:-]): one with a terminal escape (ESC [31m)
+# was accepted and printed raw by reserve list. Refused from the command
+# line and from a file, with the byte shown escaped; nothing changes.
+refused "an id with an ESC byte is refused, shown escaped" \
+	"qosctl: reserve add: id: name 'r\\x1b[31m' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
+	add dev "$R_IF1" id $'r\e[31m' src $H1_V4 proto udp dport 7800 rate 8kbit
+sed 's/"id": "f4"/"id": "f\\u001b[2J"/' "$TMP/r.json" >"$TMP/esc.json"
+refused "an id with an ESC byte in a file is refused, shown escaped" \
+	"qosctl: reserve apply: $TMP/esc.json: reservations[0].id: name 'f\\x1b[2J' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
+	apply "$TMP/esc.json"
+refused "an id with a space is refused" \
+	"qosctl: reserve add: id: name 'a b' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
+	add dev "$R_IF1" id "a b" src $H1_V4 proto udp dport 7800 rate 8kbit
+RET=0
+err=$(qosctl_ns "$R" rule add dev "$R_IF1" name $'x\a' src $H1_V4 class pip 2>&1)
+check_fail $? "rule add with a BEL in its name worked"
+[[ "$err" == *"name 'x\\x07' must be"* ]]
+check_err $? "got '$err'"
+log_test "a rule name with a BEL byte is refused, shown escaped"
+
 exit $EXIT_STATUS

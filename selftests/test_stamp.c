@@ -306,4 +306,38 @@ TEST(sla_and_histogram)
 	pstats_free(&ps.st);
 }
 
+/*
+ * Label values in the probe's metrics escape backslash, double quote and
+ * newline as the exposition format asks (they were printed raw), in every
+ * series, the windows counter's target included.
+ */
+TEST(metrics_labels_escaped)
+{
+	struct probe_stream ps = { .name = "a\"b\\c\nd" };
+	struct pm_stream m = { .sla_met = -1 };
+	struct pm_target t = { .target = "x\"y", .family = "ipv6", .s = &ps, .m = &m, .n = 1 };
+	char *buf = NULL, *line;
+	size_t len = 0, n = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	ASSERT_NE(NULL, f);
+	pm_write(f, &t);
+	fclose(f);
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#')
+			continue;
+		n++;
+		if (!strncmp(line, "qosctl_probe_windows_total", 26)) {
+			EXPECT_STREQ("qosctl_probe_windows_total{target=\"x\\\"y\",family=\"ipv6\"} 0",
+				     line);
+			continue;
+		}
+		EXPECT_NE(NULL, strstr(line, "{target=\"x\\\"y\",family=\"ipv6\","
+					     "class=\"a\\\"b\\\\c\\nd\"")) TH_LOG("%s", line);
+	}
+	EXPECT_LT(5, n);
+	free(buf);
+}
+
 TEST_HARNESS_MAIN

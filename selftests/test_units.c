@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "kselftest_harness.h"
+#include "lib/names.h"
 #include "lib/suggest.h"
 #include "lib/util.h"
 
@@ -173,6 +174,34 @@ TEST(dscp_names)
 		if (!cases[i].err)
 			EXPECT_EQ(cases[i].dscp, d) TH_LOG("'%s'", cases[i].in);
 	}
+}
+
+/* Names: [A-Za-z0-9._:-], 1 to 64 bytes (or the field's own limit);
+ * escaped for a terminal whatever they hold. */
+TEST(names)
+{
+	static const char *const ok[] = { "pip", "r1", "be.2", "a_b", "v6:edge", "x-y",
+					  "0123456789012345678901234567890123456789"
+					  "012345678901234567890123" };
+	static const char *const bad[] = { "", "a b", "r\x1b[31m", "a/b", "a@b", "caf\xc3\xa9",
+					   "a\"b", "a\\b", "tab\t", "{x}",
+					   "0123456789012345678901234567890123456789"
+					   "0123456789012345678901234" };
+	char buf[QOS_ESC_LEN];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ok); i++)
+		EXPECT_TRUE(qos_name_ok(ok[i], QOS_NAME_MAX)) TH_LOG("ok[%u]", i);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_FALSE(qos_name_ok(bad[i], QOS_NAME_MAX)) TH_LOG("bad[%u]", i);
+	EXPECT_FALSE(qos_name_ok("0123456789abcdef", 15));
+	EXPECT_TRUE(qos_name_ok("0123456789abcde", 15));
+
+	EXPECT_STREQ("r\\x1b[31m", qos_esc("r\x1b[31m", buf, sizeof(buf)));
+	EXPECT_STREQ("a\\\\b \\x0a\\xc3\\xa9", qos_esc("a\\b \n\xc3\xa9", buf, sizeof(buf)));
+	/* Cut whole: never half an escape. */
+	EXPECT_STREQ("ab", qos_esc("ab\x1b", buf, 5));
+	EXPECT_STREQ("ab\\x1b", qos_esc("ab\x1b", buf, 7));
 }
 
 /* Edits, adjacent transpositions as one, and what qosctl suggests. */

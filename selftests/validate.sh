@@ -129,6 +129,13 @@ log_test "accepts a comment line of 198 bytes"
 base | sed "s/^description = .*//; s/^default = be$/default = be\ndescription = ${long}yy/" |
 	check_case "a key line longer than the parser reads" 100mbit "3: line: longer than 198 bytes"
 
+# Names are [A-Za-z0-9._:-]; a refused one is shown escaped.
+base | sed $'s/^\\[class be\\]$/[class b\\x1be]/; s/^default = be$/default = b\\x1be/' |
+	check_case "a class name with an ESC byte" 100mbit \
+		"12: id: class name 'b\\x1be' must be 1-15 of letters, digits, '.', '_', ':' or '-'"
+{ base; printf '[rule a/b]\nclass = pip\n'; } |
+	check_case "a rule name with a slash" 100mbit \
+		"16: class: rule name 'a/b' must be 1-15 of letters, digits, '.', '_', ':' or '-'"
 base | sed 's/^ceil = 20%$/ceil = 200mbit/' |
 	check_case "a ceil above the link" 100mbit "9: ceil: [class pip] ceil 200mbit exceeds the link rate 100mbit"
 base | sed 's/^default = be$/default = be\nscheduler = prio/; s/^ceil = 20%$/ceil = 20%\nmaxburst = 4/' |

@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "kernel/rulemap.h"
+#include "lib/names.h"
 #include "lib/util.h"
 #include "model/reserve.h"
 #include "txn/txn.h"
@@ -295,7 +296,7 @@ static int open_swept(struct qos_dev *dev, const char *name, struct qos_rules *c
 
 static int reserve_list(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
-	char a[32], b[32], c[32], match[256], left[32];
+	char a[32], b[32], c[32], match[256], left[32], esc[QOS_ESC_LEN];
 	uint64_t now = qos_boottime_ns(), sum;
 	struct qos_rules cur = {};
 	struct qos_dev dev;
@@ -349,8 +350,10 @@ static int reserve_list(const char *name, int argc, char **argv, char *err, size
 		else
 			snprintf(left, sizeof(left), "%llus",
 				 (unsigned long long)((r->expires_ns - now) / 1000000000ULL));
-		printf("%-12s %-10s %-8llu %-9s %14llu %16llu  %s\n", r->name,
-		       qos_fmt_rate(r->police_bps, a, sizeof(a)),
+		/* Names are checked where they enter, but a rule map is
+		 * anyone's with CAP_SYS_ADMIN: never a raw byte to a terminal. */
+		printf("%-12s %-10s %-8llu %-9s %14llu %16llu  %s\n",
+		       qos_esc(r->name, esc, sizeof(esc)), qos_fmt_rate(r->police_bps, a, sizeof(a)),
 		       (unsigned long long)r->police_burst, left,
 		       (unsigned long long)r->hits.packets, (unsigned long long)r->hits.bytes,
 		       qos_rule_fmt_match(r, match, sizeof(match)));

@@ -15,6 +15,7 @@
 
 #include "kernel/qdisc.h"
 #include "kernel/stats.h"
+#include "lib/names.h"
 
 const char *const qos_family_names[QOS_FAM_MAX] = { "ipv4", "ipv6", "ipv6in4" };
 const char *const qos_dir_names[QOS_DIR_MAX] = { "ingress", "egress" };
@@ -70,6 +71,23 @@ static bool read_q(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 	return !qos_class_stats(sk, ifindex, mc->classid, st);
 }
 
+/*
+ * A name read from the kernel, for every writer of the report: qosctl
+ * checks names where they enter, but the maps are anyone's with
+ * CAP_SYS_ADMIN, so one that is not a name (or not terminated) is shown
+ * escaped, cut to fit, rather than as raw bytes.
+ */
+static void report_name(char *name, size_t len)
+{
+	char esc[QOS_ESC_LEN];
+
+	name[len - 1] = '\0';
+	if (!name[0] || qos_name_ok(name, len - 1))
+		return;
+	qos_esc(name, esc, len);
+	memcpy(name, esc, len);
+}
+
 static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_report *r,
 		      unsigned int i)
 {
@@ -80,6 +98,7 @@ static int read_class(const struct qos_dev *dev, struct nl_sock *sk, struct qos_
 	int ret;
 
 	rc->mc = r->meta.classes[i];
+	report_name(rc->mc.name, sizeof(rc->mc.name));
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (f = 0; f < QOS_FAM_MAX; f++)
 			for (v = 0; v < QOS_V_MAX; v++) {
@@ -146,6 +165,7 @@ static int read_rules(const struct qos_progs *m, struct qos_report *r)
 		rr->id = l.r[i].id;
 		rr->class_id = l.r[i].class_id;
 		memcpy(rr->name, l.r[i].name, sizeof(rr->name));
+		report_name(rr->name, sizeof(rr->name));
 		ret = qos_ctr_read(maps.stats, rr->id, &rr->hits);
 	}
 	qos_rules_free(&l);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "model/profile.h"
+#include "lib/names.h"
 #include "lib/util.h"
 #include "qos_paths.h"
 
@@ -529,11 +530,11 @@ static int handle_rule_key(struct parse_ctx *c, const char *name, const char *ke
 {
 	struct qos_profile *p = c->p;
 	struct qos_rule *r, nr;
-	char msg[256];
+	char msg[256], esc[QOS_ESC_LEN];
 
-	if (!*name || strlen(name) >= QOS_RULE_NAME_LEN || strpbrk(name, " \t\"{}"))
-		return fail(c, key, "rule name '%s' must be 1-%d characters without spaces", name,
-			    QOS_RULE_NAME_LEN - 1);
+	if (!qos_name_ok(name, QOS_RULE_NAME_LEN - 1))
+		return fail(c, key, "rule name '%s' must be 1-%d of " QOS_NAME_CHARS,
+			    qos_esc(name, esc, sizeof(esc)), QOS_RULE_NAME_LEN - 1);
 	if (!p->rules.n || strcmp(p->rules.r[p->rules.n - 1].name, name)) {
 		qos_rule_init(&nr);
 		snprintf(nr.name, sizeof(nr.name), "%s", name);
@@ -559,6 +560,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 	struct parse_ctx *c = user;
 	struct qos_profile *p = c->p;
 	struct qos_class_spec *cl;
+	char esc[QOS_ESC_LEN];
 	const char *name;
 
 	c->in_key = true;
@@ -574,9 +576,9 @@ static int handler(void *user, const char *section, const char *key, const char 
 			    section);
 
 	name = section + 6;
-	if (!*name || strlen(name) >= QOS_CLASS_NAME_LEN || strpbrk(name, " \t\"{}"))
-		return fail(c, key, "class name '%s' must be 1-%d characters without spaces",
-			    name, QOS_CLASS_NAME_LEN - 1);
+	if (!qos_name_ok(name, QOS_CLASS_NAME_LEN - 1))
+		return fail(c, key, "class name '%s' must be 1-%d of " QOS_NAME_CHARS,
+			    qos_esc(name, esc, sizeof(esc)), QOS_CLASS_NAME_LEN - 1);
 	cl = class_by_name(p, name);
 	if (!cl) {
 		if (p->nclasses == ARRAY_SIZE(p->classes))

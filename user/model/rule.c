@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "lib/names.h"
 #include "lib/util.h"
 #include "model/rule.h"
 
@@ -233,6 +234,7 @@ static int set_police(struct qos_rule *r, const char *key, const char *val, char
 static int set_word(struct qos_rule *r, const char *key, const char *val, char *err,
 		    size_t errlen)
 {
+	char esc[QOS_ESC_LEN];
 	uint32_t u;
 	uint8_t d;
 
@@ -243,8 +245,9 @@ static int set_word(struct qos_rule *r, const char *key, const char *val, char *
 		}
 		r->prio = u;
 	} else if (!strcmp(key, "class")) {
-		if (!*val || strlen(val) >= sizeof(r->class_name)) {
-			snprintf(err, errlen, "'%s' is not a class name", val);
+		if (!qos_name_ok(val, sizeof(r->class_name) - 1)) {
+			snprintf(err, errlen, "'%s' is not a class name",
+				 qos_esc(val, esc, sizeof(esc)));
 			return -EINVAL;
 		}
 		snprintf(r->class_name, sizeof(r->class_name), "%s", val);
@@ -255,9 +258,10 @@ static int set_word(struct qos_rule *r, const char *key, const char *val, char *
 		}
 		r->dscp = d;
 	} else if (!strcmp(key, "name")) {
-		if (!*val || strlen(val) >= sizeof(r->name) || strpbrk(val, " \t\"")) {
-			snprintf(err, errlen, "rule name '%s' must be 1-%d characters without spaces",
-				 val, QOS_RULE_NAME_LEN - 1);
+		/* Also a reservation's id, from the command line or JSON. */
+		if (!qos_name_ok(val, sizeof(r->name) - 1)) {
+			snprintf(err, errlen, "name '%s' must be 1-%d of " QOS_NAME_CHARS,
+				 qos_esc(val, esc, sizeof(esc)), QOS_RULE_NAME_LEN - 1);
 			return -EINVAL;
 		}
 		snprintf(r->name, sizeof(r->name), "%s", val);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lib/names.h"
 #include "lib/util.h"
 #include "lib/version.h"
 #include "model/policer.h"
@@ -23,14 +24,7 @@
 static void label_sep(FILE *f, char sep, const char *name, const char *v)
 {
 	fprintf(f, "%c%s=\"", sep, name);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
+	qos_prom_escape(f, v);
 	fputc('"', f);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/names.h"
 #include "out/policer.h"
 #include "out/rules.h"
 
@@ -46,7 +47,7 @@ void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *me
 {
 	const char *names[QOS_MAX_CLASSES] = {};
 	struct qos_police_report rep;
-	char m[256], d[8];
+	char m[256], d[8], esc[QOS_ESC_LEN];
 	size_t i;
 
 	for (i = 0; i < meta->nclasses && i < QOS_MAX_CLASSES; i++)
@@ -125,7 +126,8 @@ void qos_rules_print(FILE *f, struct qos_rules *rules, const struct qos_meta *me
 
 			snprintf(d, sizeof(d), "%d", r->dscp);
 			fprintf(f, "%-7u %-15s %5u %-10s %-8s %12llu %14llu  %s%s\n", r->id,
-				r->name[0] ? r->name : "-", r->prio, class_name(meta, r->class_id),
+				r->name[0] ? qos_esc(r->name, esc, sizeof(esc)) : "-", r->prio,
+				class_name(meta, r->class_id),
 				r->dscp >= 0 ? d : "-", (unsigned long long)r->hits.packets,
 				(unsigned long long)r->hits.bytes,
 				qos_rule_fmt_match(r, m, sizeof(m)), r->profile ? " (profile)" : "");

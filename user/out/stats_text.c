@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 
+#include "lib/names.h"
 #include "lib/util.h"
 #include "model/policer.h"
 #include "out/policer.h"
@@ -177,7 +178,7 @@ static void root_rows(FILE *f, const struct qos_report *r, unsigned int view)
 static void rule_rows(FILE *f, const struct qos_report *r, unsigned int view)
 {
 	int lw = view & QOS_STATS_FAMILY ? LW_FAM : LW;
-	char lb[64];
+	char lb[64], esc[QOS_ESC_LEN];
 	unsigned int i;
 
 	fprintf(f, "rules: %u installed, %u named", r->nrules, r->nrules_named);
@@ -187,7 +188,7 @@ static void rule_rows(FILE *f, const struct qos_report *r, unsigned int view)
 	for (i = 0; i < r->nreport_rules; i++) {
 		const struct qos_report_rule *rr = &r->rules[i];
 
-		snprintf(lb, sizeof(lb), "rule %s", rr->name);
+		snprintf(lb, sizeof(lb), "rule %s", qos_esc(rr->name, esc, sizeof(esc)));
 		fprintf(f, "%-*.*s %16llu %20llu  id %u class %s\n", lw, lw, lb,
 			(unsigned long long)rr->hits.packets, (unsigned long long)rr->hits.bytes,
 			rr->id, qos_report_class_name(r, rr->class_id));

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "lib/names.h"
 #include "probe/pmetrics.h"
 
 /* From a loopback round trip (~10 us) to a congested queue's 1 s. */
@@ -67,10 +68,23 @@ static void head(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Label values escaped as prom.c's: a target is an address, but class
+ * names come from a profile on the probing host. */
+static void target_labels(FILE *f, const struct pm_target *t)
+{
+	fputs("{target=\"", f);
+	qos_prom_escape(f, t->target);
+	fputs("\",family=\"", f);
+	qos_prom_escape(f, t->family);
+	fputc('"', f);
+}
+
 static void labels(FILE *f, const struct pm_target *t, unsigned int i)
 {
-	fprintf(f, "{target=\"%s\",family=\"%s\",class=\"%s\"", t->target, t->family,
-		t->s[i].name);
+	target_labels(f, t);
+	fputs(",class=\"", f);
+	qos_prom_escape(f, t->s[i].name);
+	fputc('"', f);
 }
 
 static void counter(FILE *f, const struct pm_target *t, const char *name, const char *help,
@@ -149,8 +163,9 @@ void pm_write(FILE *f, const struct pm_target *t)
 		fprintf(f, "} %d\n", t->m[i].sla_met);
 	}
 	head(f, "qosctl_probe_windows_total", "counter", "Windows of test packets completed.");
-	fprintf(f, "qosctl_probe_windows_total{target=\"%s\",family=\"%s\"} %llu\n", t->target,
-		t->family, (unsigned long long)t->windows);
+	fputs("qosctl_probe_windows_total", f);
+	target_labels(f, t);
+	fprintf(f, "} %llu\n", (unsigned long long)t->windows);
 }
 
 static uint64_t ld(const uint64_t *v)

@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "kernel/dev.h"
+#include "lib/names.h"
 #include "lib/util.h"
 #include "probe/pstate.h"
 
@@ -85,23 +86,16 @@ static int open_dir(int at, const char *name, bool make, bool *made)
 	return fd;
 }
 
+/* A directory name of our own: never "." or "..", nor hidden. */
 static bool name_ok(const char *s)
 {
-	size_t i, n = strlen(s);
-
-	if (!n || n >= sizeof(((struct pstate_pub *)0)->dir) || s[0] == '.')
-		return false;
-	for (i = 0; i < n; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@:",
-			    s[i]))
-			return false;
-	return true;
+	return qos_name_ok(s, sizeof(((struct pstate_pub *)0)->dir) - 1) && s[0] != '.';
 }
 
 int pstate_open(struct pstate_pub *p, const char *name, const char *ifname, uint64_t window_ns,
 		char *err, size_t errlen)
 {
-	char why[64];
+	char why[64], esc[QOS_ESC_LEN];
 	uint64_t netns;
 	struct stat st;
 	int base, ifindex, r;
@@ -110,8 +104,9 @@ int pstate_open(struct pstate_pub *p, const char *name, const char *ifname, uint
 	memset(p, 0, sizeof(*p));
 	p->dirfd = -1;
 	if (!name_ok(name)) {
-		snprintf(err, errlen, "state '%s': expected letters, digits, '.', '_', '-', '@' "
-			 "or ':', not starting with '.'", name);
+		snprintf(err, errlen, "state '%s': expected 1-%zu of " QOS_NAME_CHARS
+			 ", not starting with '.'", qos_esc(name, esc, sizeof(esc)),
+			 sizeof(p->dir) - 1);
 		return -EINVAL;
 	}
 	ifindex = if_nametoindex(ifname);
