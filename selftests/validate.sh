@@ -133,6 +133,9 @@ base | sed "s/^description = .*//; s/^default = be$/default = be\ndescription = 
 base | sed $'s/^\\[class be\\]$/[class b\\x1be]/; s/^default = be$/default = b\\x1be/' |
 	check_case "a class name with an ESC byte" 100mbit \
 		"12: id: class name 'b\\x1be' must be 1-15 of letters, digits, '.', '_', ':' or '-'"
+base | sed $'s/^default = be$/default = b\\x1b[2Je/' |
+	check_case "a default naming no class, shown escaped" 100mbit \
+		"2: default: no class named 'b\\x1b[2Je'"
 { base; printf '[rule a/b]\nclass = pip\n'; } |
 	check_case "a rule name with a slash" 100mbit \
 		"16: class: rule name 'a/b' must be 1-15 of letters, digits, '.', '_', ':' or '-'"

@@ -47,6 +47,18 @@ const char *qos_esc(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+void qos_fputs_printable(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c >= 0x20 && c < 0x7f)
+			fputc(c, f);
+		else
+			fprintf(f, "\\x%02x", c);
+	}
+}
+
 void qos_prom_escape(FILE *f, const char *v)
 {
 	for (; *v; v++) {

@@ -31,6 +31,10 @@ bool qos_name_ok(const char *s, size_t max);
  */
 const char *qos_esc(const char *s, char *buf, size_t len);
 
+/* @s to @f with any byte that is not printable ASCII as \xNN (a backslash
+ * kept as it is): every message qosctl prints goes through it. */
+void qos_fputs_printable(const char *s, FILE *f);
+
 /* @v as a Prometheus label value, without the quotes: backslash, double
  * quote and newline escaped as the text exposition format asks. */
 void qos_prom_escape(FILE *f, const char *v);

@@ -10,14 +10,20 @@
 #include <time.h>
 #include <strings.h>
 
+#include "lib/names.h"
 #include "lib/util.h"
 
 bool qos_verbose;
 
+/* Messages quote what they were given (a name, a value, a path): no byte
+ * of it reaches the terminal raw. */
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	qos_fputs_printable(msg, stderr);
 	fputc('\n', stderr);
 }
 
