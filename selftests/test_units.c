@@ -4,12 +4,16 @@
  * sizes, times and DSCP names, with the values written out by hand.
  */
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kselftest_harness.h"
 #include "lib/names.h"
 #include "lib/suggest.h"
 #include "lib/util.h"
+#include "out/print.h"
 
 struct rate_case {
 	const char *in;
@@ -248,6 +252,111 @@ TEST(suggestions)
 	for (i = 0; i < ARRAY_SIZE(words); i++)
 		qos_suggest_add(&s, words[i]);
 	EXPECT_STREQ(" (did you mean 'set-dscp'?)", qos_suggest_fmt(&s, buf, sizeof(buf)));
+}
+
+/* Render with the print layer into a string; text or JSON. */
+static char *pr_render(bool json, void (*fn)(struct qos_pr *p), int *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct qos_pr *p;
+
+	if (!f)
+		return NULL;
+	p = qos_pr_open(f, json);
+	fn(p);
+	*err = qos_pr_close(p);
+	fclose(f);
+	return buf;
+}
+
+static void pr_classes(struct qos_pr *p)
+{
+	qos_pr_string(p, QP_ANY, "dev", "dev %s\n", "eth1");
+	qos_pr_open_array(p, "classes");
+	qos_pr_open_object(p, NULL);
+	qos_pr_string(p, QP_ANY, "name", "  %-4s", "pip");
+	qos_pr_rate(p, QP_ANY, "ceil", " ceil %s", 20000000);
+	qos_pr_size(p, QP_ANY, "burst", " burst %s", 15140);
+	qos_pr_size(p, QP_ANY, "limit", " limit %s", 65536);
+	qos_pr_time(p, QP_ANY, "delay_ns", " delay %s", 10000000);
+	qos_pr_u64(p, QP_ANY, "packets", " %llu pkts", 18446744073709551615ULL);
+	qos_pr_u32(p, QP_JSON, "id", NULL, 3);
+	qos_pr_bool(p, QP_ANY, "strict", " strict %s", true);
+	qos_pr_null(p, QP_ANY, "sla", " sla %s");
+	qos_pr_s64(p, QP_TEXT, NULL, " (%lld)", -1);
+	qos_pr_nl(p);
+	qos_pr_close_object(p);
+	qos_pr_close_array(p);
+	qos_pr_text(p, "%d class\n", 1);
+}
+
+TEST(print_one_call_two_forms)
+{
+	char *text, *json;
+	int err;
+
+	text = pr_render(false, pr_classes, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("dev eth1\n  pip  ceil 20mbit burst 15140b limit 64kb delay 10ms "
+		     "18446744073709551615 pkts strict yes sla - (-1)\n1 class\n", text);
+	json = pr_render(true, pr_classes, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("{\"dev\":\"eth1\",\"classes\":[{\"name\":\"pip\",\"ceil\":20000000,"
+		     "\"burst\":15140,\"limit\":65536,\"delay_ns\":10000000,"
+		     "\"packets\":18446744073709551615,\"id\":3,\"strict\":true,"
+		     "\"sla\":null}]}\n", json);
+	free(text);
+	free(json);
+}
+
+static void pr_top_array(struct qos_pr *p)
+{
+	qos_pr_open_array(p, NULL);
+	qos_pr_string(p, QP_ANY, NULL, "%s\n", "a/b");
+	qos_pr_u64(p, QP_ANY, NULL, "%llu\n", 7);
+	qos_pr_close_array(p);
+}
+
+static void pr_unbalanced(struct qos_pr *p)
+{
+	qos_pr_open_object(p, "x");
+	qos_pr_close_array(p);
+	qos_pr_u64(p, QP_ANY, "late", "%llu", 1);
+}
+
+static void pr_nothing(struct qos_pr *p)
+{
+}
+
+TEST(print_documents)
+{
+	struct json_object *o;
+	struct qos_pr *p;
+	char *s;
+	int err;
+
+	s = pr_render(true, pr_top_array, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("[\"a/b\",7]\n", s);	/* no "\/": one flag set */
+	free(s);
+	/* An unbalanced document is an error and nothing is written. */
+	s = pr_render(true, pr_unbalanced, &err);
+	EXPECT_EQ(-EINVAL, err);
+	EXPECT_STREQ("", s);
+	free(s);
+	s = pr_render(true, pr_nothing, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("{}\n", s);
+	free(s);
+	p = qos_pr_open_tree();
+	ASSERT_NE(NULL, p);
+	qos_pr_u64(p, QP_ANY, "n", "%llu", 5);
+	o = qos_pr_take(p);
+	ASSERT_NE(NULL, o);
+	EXPECT_STREQ("{\"n\":5}", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
 }
 
 TEST_HARNESS_MAIN
