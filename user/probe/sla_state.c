@@ -28,7 +28,7 @@
 #include "kernel/dev.h"
 #include "lib/names.h"
 #include "lib/util.h"
-#include "probe/pstate.h"
+#include "probe/sla_state.h"
 
 /* The state of a sender is a few hundred bytes. */
 #define PSTATE_MAX_SIZE		65536
