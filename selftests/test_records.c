@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "kernel/dev.h"
+#include "lib/file.h"
 #include "probe/sla_state.h"
 #include "txn/record.h"
 
