@@ -194,10 +194,10 @@ $(LIB_OBJS) $(CLI_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*/*.h) bpf
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/user/model/profile.o $(OUTPUT)/fuzz/model/profile.o: $(PATHS_H)
+$(OUTPUT)/user/model/profile_path.o $(OUTPUT)/fuzz/model/profile_path.o: $(PATHS_H)
 $(OUTPUT)/user/kernel/tcx.o $(OUTPUT)/fuzz/kernel/tcx.o: $(FEATURES_H)
 
-$(OUTPUT)/user/intree.o: user/intree.c user/model/profile.h | $(OUTPUT)/user
+$(OUTPUT)/user/intree.o: user/intree.c user/model/profile_path.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -DQOS_TREE_PROFILE_DIR='"$(abspath tc-profiles)"' -c $< -o $@
 
