@@ -23,23 +23,90 @@ KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-no}
 # and checks the tcx path (Documentation/testing.rst).
 export QOSCTL_ATTACH=${QOSCTL_ATTACH:-clsact}
 
-# Cleanup stack: each entry is a command, run last-in first-out.
+# Cleanup stack: each entry is a command, run last-in first-out. The stack
+# is cut into scopes: tests_run opens one per test, so that what a test
+# defers runs when that test ends, and what the script defers (its
+# topology, its temporary directory) at exit. The shape of the kernel's
+# net/lib.sh defer_scope_push / defer_scope_pop; written for this lib.
 __defer=()
+__defer_scopes=()
 defer()
 {
 	__defer+=("$*")
 }
 
+# defer_scope_push: later defers belong to a new scope.
+defer_scope_push()
+{
+	__defer_scopes+=(${#__defer[@]})
+}
+
+# defer_scope_pop: run the innermost scope's defers, last first, and close
+# it; with no scope open, run the script's.
+defer_scope_pop()
+{
+	local i base=0 n=${#__defer_scopes[@]}
+
+	if [ "$n" -gt 0 ]; then
+		base=${__defer_scopes[n - 1]}
+		unset "__defer_scopes[n - 1]"
+	fi
+	for ((i = ${#__defer[@]} - 1; i >= base; i--)); do
+		eval "${__defer[i]}" >/dev/null 2>&1
+		unset "__defer[i]"
+	done
+}
+
+# defer_run: every scope, innermost first (the EXIT trap).
 defer_run()
 {
-	local i
-
-	for ((i = ${#__defer[@]} - 1; i >= 0; i--)); do
-		eval "${__defer[i]}" >/dev/null 2>&1
+	while [ ${#__defer_scopes[@]} -gt 0 ]; do
+		defer_scope_pop
 	done
-	__defer=()
+	defer_scope_pop
 }
 trap defer_run EXIT
+
+# in_defer_scope CMD...: run CMD in a scope of its own; CMD's status.
+in_defer_scope()
+{
+	local rc
+
+	defer_scope_push
+	"$@"
+	rc=$?
+	defer_scope_pop
+	return $rc
+}
+
+# A suite, as in the kernel's forwarding tests: one function per test,
+# their names in ALL_TESTS in the order they run, the script's setup at
+# top level, then `tests_run; exit $EXIT_STATUS`. TESTS="name ..." runs
+# only those tests, in that order; a name not in ALL_TESTS fails the
+# suite before any test runs. Each test runs in its own defer scope, with
+# RET cleared; a bare `log_test` reports under the test's name, and checks
+# a test leaves unreported are reported for it when it ends.
+TEST_NAME=
+tests_run()
+{
+	local t
+
+	for t in ${TESTS:-$ALL_TESTS}; do
+		if [[ " $(echo $ALL_TESTS) " != *" $t "* ]] || ! declare -F "$t" >/dev/null; then
+			echo "FAIL: unknown test '$t'; this suite has: $(echo $ALL_TESTS)"
+			exit $ksft_fail
+		fi
+	done
+	for t in ${TESTS:-$ALL_TESTS}; do
+		RET=0
+		retmsg=
+		TEST_NAME=$t
+		in_defer_scope "$t"
+		[ "$RET" -ne 0 ] && log_test "$t"
+		TEST_NAME=
+	done
+	return 0
+}
 
 require_root()
 {
@@ -68,6 +135,23 @@ require_cmd()
 			exit $ksft_skip
 		fi
 	done
+}
+
+# require_qosctl: skip the suite when qosctl is not built.
+require_qosctl()
+{
+	if [ ! -x "$QOSCTL" ]; then
+		echo "SKIP: $QOSCTL is not built (make)"
+		exit $ksft_skip
+	fi
+}
+
+# tmp_setup: TMP, a directory removed when the scope that calls it ends
+# (at top level: at exit).
+tmp_setup()
+{
+	TMP=$(mktemp -d) || exit $ksft_fail
+	defer rm -rf "$TMP"
 }
 
 # setup_ns VAR... : create one namespace per variable name, store its name
@@ -401,10 +485,11 @@ xfail_on_slow()
 	fi
 }
 
-# log_test NAME: print one TEST line for the checks since the last call.
+# log_test [NAME]: print one TEST line for the checks since the last call;
+# NAME defaults to the running test's.
 log_test()
 {
-	local name=$1
+	local name=${1:-$TEST_NAME}
 
 	if [ "$RET" -eq "$ksft_xfail" ]; then
 		printf "TEST: %-70s [XFAIL]\n" "$name"
@@ -422,7 +507,7 @@ log_test()
 
 log_test_skip()
 {
-	printf "TEST: %-70s [SKIP]\n" "$1"
+	printf "TEST: %-70s [SKIP]\n" "${1:-$TEST_NAME}"
 	[ -n "${2:-}" ] && printf "\t%s\n" "$2"
 }
 
