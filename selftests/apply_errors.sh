@@ -97,10 +97,7 @@ line_of()
 
 require_root
 require_cmd jq tc nsenter setpriv
-if [ ! -x "$QOSCTL" ]; then
-	echo "SKIP: $QOSCTL is not built (make)"
-	exit $ksft_skip
-fi
+require_qosctl
 if ! qdisc_available htb; then
 	echo "SKIP: the kernel has no HTB qdisc"
 	exit $ksft_skip

@@ -12,7 +12,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 TOP=$(dirname "$(readlink -f "$0")")/..
 MAN=$TOP/Documentation/qosctl.8.rst

@@ -51,7 +51,7 @@ SCRAPES=20
 
 require_root
 require_cmd python3 prlimit ss
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 here=$(dirname "$(readlink -f "$0")")
 TMP=$(mktemp -d)

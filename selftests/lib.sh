@@ -363,6 +363,21 @@ state_cleanup()
 	rm -f "/run/qosctl/$2-"*
 }
 
+# tc_snapshot NS DEV...: each DEV's qdiscs (sorted), classes and clsact
+# filters as tc prints them with -d, to compare before and after a step.
+tc_snapshot()
+{
+	local ns=$1 dev
+
+	shift
+	for dev in "$@"; do
+		tc -n "$ns" -d qdisc show dev "$dev" | sort
+		tc -n "$ns" -d class show dev "$dev"
+		tc -n "$ns" filter show dev "$dev" ingress
+		tc -n "$ns" filter show dev "$dev" egress
+	done
+}
+
 # ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
 # `ping -q` in FILE (stdin without one); "0 0" when there is none.
 ping_summary()
@@ -425,6 +440,24 @@ topo_h1_r_h2()
 	neigh_static "$H2" "$H2_IF" 10.1.2.2 2001:db8:2::2 "$R" "$R_IF2"
 }
 
+# topo_setup [LABEL]: topo_h1_r_h2 as a script's setup, one TEST line;
+# the suite stops there without its topology.
+topo_setup()
+{
+	RET=0
+	topo_h1_r_h2
+	check_err $? "topology setup failed"
+	log_setup "${1:-topology h1 - r - h2}"
+}
+
+# log_setup LABEL: log_test for a step of the script's setup; the suite
+# stops there if it failed (the tests after it would only fail again).
+log_setup()
+{
+	log_test "$1"
+	[ "$EXIT_STATUS" -eq 0 ] || exit $ksft_fail
+}
+
 # topo_h1_r_h2_applied PROFILE RATE: topo_h1_r_h2 with PROFILE applied at
 # RATE on both of r's interfaces. Skips the test without HTB, fails it
 # without the topology; an apply that fails is a check_err.
@@ -438,6 +471,40 @@ topo_h1_r_h2_applied()
 		qosctl_ns "$R" apply "$1" dev "$dev" rate "$2"
 		check_err $? "apply on $dev"
 	done
+}
+
+# irtt_probe NS VAR DST JSON [ARGS...]: an irtt client in NS to DST at
+# nice -20, every $PROBE_INTERVAL for $PROBE_DURATION, its JSON in JSON;
+# started as spawn_ns VAR (reap_pid $VAR for its status).
+irtt_probe()
+{
+	local ns=$1 var=$2 dst=$3 json=$4
+
+	shift 4
+	spawn_ns "$ns" "$var" nice -n -20 irtt client -Q -i "$PROBE_INTERVAL" \
+		-d "$PROBE_DURATION" "$@" -o "$json" "$dst"
+}
+
+# rtt_summary FILE [Q]: "samples p50 pQ loss%" from irtt's JSON, RTTs in
+# ms, Q 0.99 unless given; percentiles by nearest rank over the replies
+# received.
+rtt_summary()
+{
+	local s loss
+
+	s=$(jq -r --argjson hi "${2:-0.99}" \
+		'[.round_trips[] | select(.lost == "false") | .delay.rtt] | sort as $r
+		 | ($r | length) as $n
+		 | def q(p): if $n == 0 then -1 else $r[((p * $n) | ceil) - 1] / 1e6 end;
+		 "\($n) \(q(0.5)) \(q($hi))"' "$1" 2>/dev/null) || return 1
+	loss=$(jq -r '.stats.packet_loss_percent' "$1" 2>/dev/null) || return 1
+	echo "$s $loss"
+}
+
+# fcmp EXPR A B: floating-point comparison in awk, e.g. fcmp "a <= b" 1 2.
+fcmp()
+{
+	awk -v a="$2" -v b="$3" "BEGIN { exit !($1) }"
 }
 
 # neigh_static NS IF V4 V6 PEER_NS PEER_IF: permanent neighbours for V4 and

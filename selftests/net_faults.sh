@@ -29,7 +29,7 @@ STEPS="record load rules police tree cfg attach prune commit"
 
 require_root
 require_cmd jq tc ping unshare
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"

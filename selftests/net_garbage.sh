@@ -27,7 +27,7 @@ SEED=${SEED:-$RANDOM}
 
 require_root
 require_cmd jq ping python3
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"

@@ -349,7 +349,7 @@ have_ifb()
 
 require_root
 require_cmd irtt iperf3 jq tc ip nsenter awk
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
+require_qosctl
 qdisc_available htb || { echo "SKIP: the kernel has no HTB qdisc"; exit $ksft_skip; }
 have_ifb || { echo "SKIP: the kernel has no IFB device (CONFIG_IFB)"; exit $ksft_skip; }
 

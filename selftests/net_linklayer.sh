@@ -45,7 +45,7 @@ DST6=2001:db8:2::99
 
 require_root
 require_cmd trafgen tc jq
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 qdisc_available htb || { echo "SKIP: the kernel lacks sch_htb"; exit $ksft_skip; }
 
 TMP=$(mktemp -d)

@@ -34,7 +34,7 @@ PIP_TOS=0xb8		# EF
 
 require_root
 require_cmd tc jq python3
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 qdisc_available htb || { echo "SKIP: the kernel lacks sch_htb"; exit $ksft_skip; }
 
 TOPO_TXQ=2 topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }

@@ -79,7 +79,7 @@ TCP_TRIES=3
 
 require_root
 require_cmd iperf3 jq tcpdump bc bpftool ss
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"

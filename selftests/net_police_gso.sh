@@ -46,7 +46,7 @@ TRIES=3
 
 require_root
 require_cmd iperf3 jq ethtool bc nft
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 # bbr is a module on Debian's kernels; a kernel without it runs cubic only.
 grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control || modprobe -q tcp_bbr
 CCS=

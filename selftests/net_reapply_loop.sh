@@ -34,7 +34,7 @@ DEADLINE=600
 
 require_root
 require_cmd jq tc ping bpftool
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 TMP=$(mktemp -d)
 defer rm -rf "$TMP"

@@ -52,7 +52,7 @@ fi
 
 require_root
 require_cmd jq iperf3 python3 nsenter
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
+require_qosctl
 qdisc_available htb || { echo "SKIP: the kernel has no HTB qdisc"; exit $ksft_skip; }
 
 HERE=$(dirname "$(readlink -f "$0")")

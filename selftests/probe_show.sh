@@ -36,7 +36,7 @@ STATE=/run/qosctl-probe
 
 require_root
 require_cmd jq nsenter
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
+require_qosctl
 qdisc_available htb || { echo "SKIP: the kernel has no HTB qdisc"; exit $ksft_skip; }
 
 TMP=$(mktemp -d)

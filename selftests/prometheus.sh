@@ -42,7 +42,7 @@ UDP_PORT=9999
 
 require_root
 require_cmd ping nft jq
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 # Debian's python3 has python3-prometheus-client; a python3 earlier in
 # PATH (pyenv, venv) may not.
 PY=

@@ -43,7 +43,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq python3 nsenter curl setpriv
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
+require_qosctl
 
 HERE=$(dirname "$(readlink -f "$0")")
 TMP=$(mktemp -d)

@@ -41,7 +41,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc python3 ps
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 FAIL_STEPS="load rules police tree cfg attach prune"
 FAULT_STEPS="record load rules police tree cfg attach prune commit"
