@@ -378,6 +378,15 @@ tc_snapshot()
 	done
 }
 
+# slot_prog NS DEV DIR: the ids of the programs at qosctl's clsact filter
+# (handle 0x51) of DEV's DIR (ingress or egress), comma-separated; empty
+# when the slot is free.
+slot_prog()
+{
+	tc -n "$1" -j filter show dev "$2" "$3" |
+		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
+}
+
 # ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
 # `ping -q` in FILE (stdin without one); "0 0" when there is none.
 ping_summary()

@@ -31,8 +31,7 @@ require_root
 require_cmd jq tc ping unshare
 require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 topo_h1_r_h2 || exit $ksft_fail
 
@@ -48,13 +47,6 @@ is_clean()
 	[ -z "$(dev_files "$R" "$dev")" ] || { echo "dev $dev: files left in /run/qosctl"; return 1; }
 }
 
-# filter_prog DEV DIR: id of the program at qosctl's filter (handle 0x51).
-filter_prog()
-{
-	tc -n "$R" -j filter show dev "$1" "$2" |
-		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
-}
-
 # is_applied DEV PROFILE: `show -j` names PROFILE and agrees with tc on the
 # root handle, the programs at both hooks and the leaf of every class.
 is_applied()
@@ -68,7 +60,7 @@ is_applied()
 	[ "$(jq -r .handle <<<"$show")" = "$(jq -r '.[] | select(.root) | .handle' <<<"$qd")" ] ||
 		{ echo "dev $dev: show and tc disagree on the root qdisc"; return 1; }
 	for d in ingress egress; do
-		[ "$(jq -r ".programs.$d // empty" <<<"$show")" = "$(filter_prog "$dev" $d)" ] ||
+		[ "$(jq -r ".programs.$d // empty" <<<"$show")" = "$(slot_prog "$R" "$dev" $d)" ] ||
 			{ echo "dev $dev: show and tc disagree on the $d program"; return 1; }
 	done
 	while read -r c; do
@@ -287,9 +279,6 @@ test_rules_full()
 	qosctl_ns "$R" remove dev "$R_IF1"
 }
 
-test_crash
-test_recreate
-test_parallel
-test_no_bpffs
-test_rules_full
+ALL_TESTS="test_crash test_recreate test_parallel test_no_bpffs test_rules_full"
+tests_run
 exit $EXIT_STATUS

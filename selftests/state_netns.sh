@@ -39,8 +39,7 @@ require_root
 require_cmd jq tc ping python3 nsenter
 require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 PINGS1=5	# echo requests into T1, each family
 PINGS2=3	# into T2
@@ -85,13 +84,6 @@ link_conf()
 ifindex()
 {
 	ip -n "$1" -j link show dev "$2" | jq -r '.[0].ifindex'
-}
-
-# filter_prog NS DEV DIR: id of the program at qosctl's slot (handle 0x51).
-filter_prog()
-{
-	tc -n "$1" -j filter show dev "$2" "$3" |
-		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
 }
 
 # ef_pings NS V4 N V6: N echo requests with DSCP EF to V4.1 and to V6::1;
@@ -191,7 +183,7 @@ test_twins()
 	[ "$(jq -r .profile <<<"$s1")" = pip-20pct ] && [ "$(jq -r .profile <<<"$s2")" = diffserv4 ]
 	check_err $? "profiles: T1 $(jq -r .profile <<<"$s1"), T2 $(jq -r .profile <<<"$s2")"
 	for d in ingress egress; do
-		p1=$(filter_prog "$T1" q0 $d) p2=$(filter_prog "$T2" q0 $d)
+		p1=$(slot_prog "$T1" q0 $d) p2=$(slot_prog "$T2" q0 $d)
 		[ "$(jq -r ".programs.$d // empty" <<<"$s1")" = "$p1" ] &&
 			[ "$(jq -r ".programs.$d // empty" <<<"$s2")" = "$p2" ] && [ "$p1" != "$p2" ]
 		check_err $? "$d programs: T1 show $(jq -r .programs.$d <<<"$s1") tc $p1," \
@@ -274,7 +266,7 @@ test_rename()
 	check_err $? "show dev rb: $s"
 	[ "$(jq -r .profile <<<"$s" 2>/dev/null)" = pip-20pct ] &&
 		[ "$(jq -r .dev <<<"$s")" = rb ] &&
-		[ "$(jq -r .programs.ingress <<<"$s")" = "$(filter_prog "$T1" rb ingress)" ]
+		[ "$(jq -r .programs.ingress <<<"$s")" = "$(slot_prog "$T1" rb ingress)" ]
 	check_err $? "show dev rb: $s"
 	out=$(qosctl_ns "$T1" stats dev rb -j 2>&1)
 	check_err $? "stats dev rb: $out"
@@ -351,7 +343,7 @@ test_recreate()
 	out=$(qosctl_ns "$T1" apply pip-20pct dev rc0 rate 100mbit 2>&1)
 	check_err $? "apply on the new rc0: $out"
 	new_ids=$(qosctl_ns "$T1" show dev rc0 -j | jq -r '.programs | "\(.ingress) \(.egress)"')
-	[ "$new_ids" = "$(filter_prog "$T1" rc0 ingress) $(filter_prog "$T1" rc0 egress)" ]
+	[ "$new_ids" = "$(slot_prog "$T1" rc0 ingress) $(slot_prog "$T1" rc0 egress)" ]
 	check_err $? "show says programs $new_ids, tc disagrees"
 	sum=$(qosctl_ns "$T1" stats dev rc0 -j | jq '[.. | objects | .packets?, .bytes? | numbers] | add')
 	[ "$sum" = 0 ]
@@ -375,7 +367,6 @@ test_recreate()
 }
 
 setup || { echo "setup failed"; exit $ksft_fail; }
-test_twins
-test_rename
-test_recreate
+ALL_TESTS="test_twins test_rename test_recreate"
+tests_run
 exit $EXIT_STATUS

@@ -55,8 +55,7 @@ ALIVE_CONFIRM=2
 # apply and its deadline need the deadline further out.
 [ "$KSFT_MACHINE_SLOW" = yes ] && KILL_CONFIRM=20 ALIVE_CONFIRM=15
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 make_profiles()
 {
@@ -380,9 +379,6 @@ test_confirm()
 }
 
 setup || { echo "setup failed"; exit $ksft_fail; }
-test_b_works
-test_fail
-test_fault
-test_fault_fresh
-test_confirm
+ALL_TESTS="test_b_works test_fail test_fault test_fault_fresh test_confirm"
+tests_run
 exit $EXIT_STATUS

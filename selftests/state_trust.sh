@@ -38,8 +38,7 @@ require_root
 require_cmd jq tc unshare nsenter setpriv bpftool python3 mountpoint
 require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 DEV=st0
 NOBODY=65534
 
@@ -325,11 +324,7 @@ test_no_bpffs()
 }
 
 setup || { echo "setup failed"; exit $ksft_fail; }
-test_applied
-test_not_root_owned
-test_writable
-test_symlink
-test_bpffs_planted
-test_readonly
-test_no_bpffs
+ALL_TESTS="test_applied test_not_root_owned test_writable test_symlink test_bpffs_planted
+	   test_readonly test_no_bpffs"
+tests_run
 exit $EXIT_STATUS
