@@ -46,7 +46,7 @@ reapply_loop()
 			qosctl_ns "$R" apply $p dev "$dev" rate 100mbit
 			check_err $? "apply $p dev $dev failed"
 			applies=$((applies + 1))
-			hooks=$(slot_prog "$R" "$dev" ingress | wc -w)
+			hooks=$(slot_prog "$R" "$dev" ingress | tr , " " | wc -w)
 			[ "$hooks" -eq $([ $p = pip-20pct ] && echo 1 || echo 0) ]
 			check_err $? "$p on $dev: $hooks programs at qosctl's ingress slot"
 		done
