@@ -126,7 +126,7 @@ concurrent()
 	done
 	p=$(profile)
 	want=$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r '.classes[].classid' | sort | tr '\n' ' ')
-	got=$(tc -n "$R" class show dev "$R_IF2" | awk '$3 != "1:1" { print $3 }' | sort | tr '\n' ' ')
+	got=$(tc_classes "$R" "$R_IF2" | grep -vx 1:1 | sort | tr '\n' ' ')
 	[ "$want" = "$got" ]
 	check_err $? "state says $p with classes $want, the kernel has $got"
 	log_test "concurrent applies are serialized (last: $p)"

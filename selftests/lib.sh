@@ -387,6 +387,15 @@ slot_prog()
 		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
 }
 
+# tc_classes NS DEV [CLASSID]: the ids of DEV's classes, one a line; with
+# CLASSID, that class's line of `tc class show`.
+tc_classes()
+{
+	tc -n "$1" class show dev "$2" | awk -v c="${3:-}" '
+		c == "" { print $3 }
+		c != "" && $3 == c'
+}
+
 # ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
 # `ping -q` in FILE (stdin without one); "0 0" when there is none.
 ping_summary()
