@@ -387,6 +387,13 @@ slot_prog()
 		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
 }
 
+# shown_progs NS DEV: "INGRESS EGRESS", the programs `qosctl show -j` names
+# for DEV, "-" for no ingress program.
+shown_progs()
+{
+	qosctl_ns "$1" show dev "$2" -j | jq -r '"\(.programs.ingress // "-") \(.programs.egress)"'
+}
+
 # tc_classes NS DEV [CLASSID]: the ids of DEV's classes, one a line; with
 # CLASSID, that class's line of `tc class show`.
 tc_classes()
