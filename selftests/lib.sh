@@ -395,12 +395,22 @@ shown_progs()
 }
 
 # tc_classes NS DEV [CLASSID]: the ids of DEV's classes, one a line; with
-# CLASSID, that class's line of `tc class show`.
+# CLASSID, that class's line of `tc class show` (tc 6.1 prints no JSON for
+# HTB classes).
 tc_classes()
 {
 	tc -n "$1" class show dev "$2" | awk -v c="${3:-}" '
 		c == "" { print $3 }
 		c != "" && $3 == c'
+}
+
+# tc_class_sent NS DEV CLASSID: the packets tc counts as sent by class
+# CLASSID of DEV, -1 if there is no such class.
+tc_class_sent()
+{
+	tc -n "$1" -s class show dev "$2" |
+		awk -v c="$3" '$1 == "class" { on = $3 == c } on && $1 == "Sent" { print $4; n++ }
+			END { if (!n) print -1 }'
 }
 
 # ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
