@@ -508,6 +508,12 @@ topo_h1_r_h2_applied()
 	done
 }
 
+# fam_name 4|6: IPv4 or IPv6.
+fam_name()
+{
+	[ "$1" = 4 ] && echo IPv4 || echo IPv6
+}
+
 # irtt_probe NS VAR DST JSON [ARGS...]: an irtt client in NS to DST at
 # nice -20, every $PROBE_INTERVAL for $PROBE_DURATION, its JSON in JSON;
 # started as spawn_ns VAR (reap_pid $VAR for its status).

@@ -72,11 +72,6 @@ probes()
 	return $rc
 }
 
-fam_name()
-{
-	[ "$1" = 4 ] && echo IPv4 || echo IPv6
-}
-
 # measure FAMILY: probes without load, then under the flood. Sets
 # M_{PIP,BE,CTL}_{U,L} ("samples p50 p99 loss%"), M_BE_DROPS (the BE
 # class's drops while the probes ran under load) and M_ERR (empty, or what
