@@ -202,6 +202,7 @@ nocap()
 	chmod +x "$TMP/qosctl-no-$1"
 	echo "$TMP/qosctl-no-$1"
 }
+
 no_capabilities()
 {
 	QOSCTL=$(nocap bpf -bpf,-sys_admin) apply_fails "without CAP_BPF: a permission error" "$D1" \
@@ -241,29 +242,15 @@ reapply()
 	# (leaves are 1N: for class id N): refused before anything changes. The
 	# rollback of a tree that fails half-built is exercised by the fault tests.
 	P=$TMP/handle-clash
-	cat >"$P" <<-'EOF'
-	[profile]
-	default = be
-	handle = 0x16
-
-	[class pip]
-	id = 2
-	dscp = 46
-	priority = 0
-	rate = 20%
-	ceil = 20%
-	leaf = pfifo
-
-	[class be]
-	id = 3
-	rate = 70%
-
-	[class lbe]
-	id = 6
-	dscp = 8
-	priority = 2
-	rate = 10%
-	EOF
+	{
+		profile_section profile default=be handle=0x16
+		echo
+		profile_pip leaf=pfifo
+		echo
+		profile_section "class be" id=3 rate=70%
+		echo
+		profile_section "class lbe" id=6 dscp=8 priority=2 rate=10%
+	} >"$P"
 	apply_fails "re-apply with a root handle taken by a leaf keeps the applied state" "$D3" \
 		"handle-clash:3: handle" -- "$P" dev "$D3" rate 100mbit
 

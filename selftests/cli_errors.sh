@@ -17,8 +17,7 @@ setup_ns NS || exit $ksft_fail
 IF=$(ifname_unique cli) IF2=$(ifname_unique clj)
 NODEV=$(ifname_unique cln)	# never created
 defer_state "$NS"
-ip -n "$NS" link add "$IF" type veth peer name "$IF2" || exit $ksft_fail
-ip -n "$NS" link set "$IF" up && ip -n "$NS" link set "$IF2" up
+veth_pair "$NS" "$IF" "$IF2" || exit $ksft_fail
 qosctl_ns "$NS" apply pip-20pct dev "$IF2" rate 100mbit || exit $ksft_fail
 
 state()

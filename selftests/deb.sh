@@ -104,9 +104,7 @@ packaged_apply()
 	setup_ns NS || exit $ksft_fail
 	defer_state "$NS"
 	DEV=$(ifname_unique qd) PEER=$(ifname_unique qp)
-	ip -n "$NS" link add "$DEV" type veth peer name "$PEER" || exit $ksft_fail
-	ip -n "$NS" link set "$DEV" up
-	ip -n "$NS" link set "$PEER" up
+	veth_pair "$NS" "$DEV" "$PEER" || exit $ksft_fail
 	in_ns "$NS" "$qosctl" apply pip-20pct dev "$DEV" rate 100mbit >/dev/null
 	check_err $? "apply failed"
 	[ "$(in_ns "$NS" "$qosctl" show dev "$DEV" -j | jq -r .profile)" = pip-20pct ]

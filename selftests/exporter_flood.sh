@@ -158,6 +158,7 @@ spawn_ns "$NS" EXPORTER prlimit --nofile=1024 "$QOSCTL" exporter --listen ":$por
 wait_listen "$NS" t $port
 check_err $? "exporter not listening on :$port: $(cat "$TMP/EXPORTER.log")"
 log_setup "exporter listens on :$port"
+
 no_flood()
 {
 	scrape "no flood"

@@ -31,9 +31,7 @@ chmod 0755 "$hook"
 setup_ns NS || exit $ksft_fail
 defer_state "$NS"
 DEV=$(ifname_unique qi) PEER=$(ifname_unique qp)
-ip -n "$NS" link add "$DEV" type veth peer name "$PEER" || exit $ksft_fail
-ip -n "$NS" link set "$DEV" up
-ip -n "$NS" link set "$PEER" up
+veth_pair "$NS" "$DEV" "$PEER" || exit $ksft_fail
 
 # run_hook MODE [VAR=VALUE...]: the hook for $DEV, environment as ifupdown
 # sets it for an "iface $DEV inet manual" stanza.

@@ -4,7 +4,9 @@
 # Shared helpers for the network selftests, modelled on the kernel's
 # tools/testing/selftests/net/lib.sh: namespaces created with a unique
 # suffix and their removal registered as they are made, deferred cleanup
-# run on every exit path, check_err/log_test, ksft exit codes.
+# run on every exit path, check_err/log_test, ksft exit codes; and on
+# forwarding/lib.sh for the runner: ALL_TESTS, tests_run, TESTS="name ...",
+# a defer scope per test (Documentation/testing.rst, "Writing a suite").
 #
 # Every qosctl call in a namespace goes through nsenter --net, the way an
 # operator enters a router namespace; qosctl itself needs no bpffs.
@@ -363,8 +365,11 @@ state_cleanup()
 	rm -f "/run/qosctl/$2-"*
 }
 
-# tc_snapshot NS DEV...: each DEV's qdiscs (sorted), classes and clsact
-# filters as tc prints them with -d, to compare before and after a step.
+# tc_snapshot NS DEV...: each DEV's qdiscs, classes and clsact filters as
+# tc prints them with -d (no counters), to compare before and after a
+# step. Qdiscs sorted: the kernel lists them in the order of its handle
+# hash and of their creation, so a leaf re-created by a rollback moves in
+# the list and is the same state.
 tc_snapshot()
 {
 	local ns=$1 dev
@@ -376,6 +381,18 @@ tc_snapshot()
 		tc -n "$ns" filter show dev "$dev" ingress
 		tc -n "$ns" filter show dev "$dev" egress
 	done
+}
+
+# dev_clean NS DEV: DEV as qosctl found it: the kernel's default root
+# qdisc and no clsact; else what is left, on stdout, and status 1.
+dev_clean()
+{
+	local root n
+
+	root=$(tc -n "$1" -j qdisc show dev "$2" root | jq -r '.[0].handle')
+	[ "$root" = "0:" ] || { echo "dev $2: root qdisc $root, not the default"; return 1; }
+	n=$(tc -n "$1" -j qdisc show dev "$2" | jq '[.[] | select(.kind == "clsact")] | length')
+	[ "$n" -eq 0 ] || { echo "dev $2: clsact left behind"; return 1; }
 }
 
 # slot_prog NS DEV DIR: the ids of the programs at qosctl's clsact filter
@@ -424,6 +441,13 @@ ping_summary()
 				rx = $(i - 1)
 	}
 	END { print tx + 0, rx + 0 }' "${1:--}"
+}
+
+# veth_pair NS DEV PEER: a veth pair in NS, both ends up.
+veth_pair()
+{
+	ip -n "$1" link add "$2" type veth peer name "$3" &&
+		ip -n "$1" link set "$2" up && ip -n "$1" link set "$3" up
 }
 
 # topo_h1_r_h2: h1 -- r -- h2 over veth, IPv4 and IPv6 on each side,
@@ -506,6 +530,26 @@ topo_h1_r_h2_applied()
 		qosctl_ns "$R" apply "$1" dev "$dev" rate "$2"
 		check_err $? "apply on $dev"
 	done
+}
+
+# profile_section NAME KEY=VALUE...: one section of a test profile,
+# "[NAME]" and a "key = value" line for each argument.
+profile_section()
+{
+	local kv
+
+	echo "[$1]"
+	shift
+	for kv in "$@"; do
+		echo "${kv%%=*} = ${kv#*=}"
+	done
+}
+
+# profile_pip KEY=VALUE...: the pip class of the test profiles (pip-20pct's:
+# id 2, DSCP 46, priority 0, 20% and no more), with KEYs added.
+profile_pip()
+{
+	profile_section "class pip" id=2 dscp=46 priority=0 rate=20% ceil=20% "$@"
 }
 
 # fam_name 4|6: IPv4 or IPv6.

@@ -38,12 +38,9 @@ topo_h1_r_h2 || exit $ksft_fail
 # is_clean DEV: what a device looks like when qosctl never touched it.
 is_clean()
 {
-	local dev=$1 root clsact
+	local dev=$1
 
-	root=$(tc -n "$R" -j qdisc show dev "$dev" root | jq -r '.[0].handle')
-	[ "$root" = "0:" ] || { echo "dev $dev: root qdisc $root, not the default"; return 1; }
-	clsact=$(tc -n "$R" -j qdisc show dev "$dev" | jq '[.[] | select(.kind == "clsact")] | length')
-	[ "$clsact" -eq 0 ] || { echo "dev $dev: clsact left behind"; return 1; }
+	dev_clean "$R" "$dev" || return 1
 	[ -z "$(dev_files "$R" "$dev")" ] || { echo "dev $dev: files left in /run/qosctl"; return 1; }
 }
 

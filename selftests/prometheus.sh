@@ -67,45 +67,17 @@ test_profile()
 {
 	local i
 
-	cat <<-EOF
-	[profile]
-	description = prometheus.sh: pip policed hard, many named rules
-	scheduler = htb
-	default = be
-	rules = 1024
-
-	[class pip]
-	id = 2
-	dscp = 46
-	priority = 0
-	rate = 20%
-	ceil = 20%
-	police-mode = trtcm
-	police-rate = 1kbit
-	police-burst = 1514
-	police-peak-rate = 2kbit
-	police-peak-burst = 3028
-	police-exceed = remark:af11
-	police-violate = drop
-
-	[class be]
-	id = 3
-	priority = 1
-	rate = 79%
-	ceil = 100%
-
-	[class lbe]
-	id = 4
-	dscp = 8
-	priority = 2
-	rate = 1%
-	ceil = 100%
-
-	[rule h1udp]
-	src = $H1_V6
-	proto = udp
-	class = be
-	EOF
+	profile_section profile "description=prometheus.sh: pip policed hard, many named rules" \
+		scheduler=htb default=be rules=1024
+	echo
+	profile_pip police-mode=trtcm police-rate=1kbit police-burst=1514 police-peak-rate=2kbit \
+		police-peak-burst=3028 police-exceed=remark:af11 police-violate=drop
+	echo
+	profile_section "class be" id=3 priority=1 rate=79% ceil=100%
+	echo
+	profile_section "class lbe" id=4 dscp=8 priority=2 rate=1% ceil=100%
+	echo
+	profile_section "rule h1udp" src="$H1_V6" proto=udp class=be
 	for ((i = 1; i < RULES_NAMED; i++)); do
 		printf '\n[rule fill%d]\nsrc = 2001:db8:ff:%x::/64\nclass = lbe\n' $i $i
 	done

@@ -219,6 +219,7 @@ held()
 		"demoted $(($(pip_out $held_fam demote) - d0)) of $hr red"
 	log_test "$held_fam at 2x its reservation, entering on $R_IF1, held to it as EF; $keep_fam at 0.5x keeps all"
 }
+
 held_v4()
 {
 	held ipv4 ipv6

@@ -31,25 +31,11 @@ DEV=$(ifname_unique rs)
 ip -n "$R" link add "$DEV" type veth peer name "${DEV}p" || exit $ksft_fail
 ip -n "$R" link set "$DEV" up
 tmp_setup
-cat >"$TMP/wide.profile" <<PROF
-[profile]
-default = be
-reserve-class = pip
-reserve-delay = 1s
-[class pip]
-id = 2
-dscp = 46
-priority = 0
-rate = 20%
-ceil = 20%
-leaf = pfifo
-[class be]
-id = 3
-priority = 1
-rate = 80%
-ceil = 100%
-leaf = auto
-PROF
+{
+	profile_section profile default=be reserve-class=pip reserve-delay=1s
+	profile_pip leaf=pfifo
+	profile_section "class be" id=3 priority=1 rate=80% ceil=100% leaf=auto
+} >"$TMP/wide.profile"
 RET=0
 qosctl_ns "$R" apply "$TMP/wide.profile" dev "$DEV" rate 400gbit >/dev/null
 check_err $? "apply"

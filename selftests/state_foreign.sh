@@ -46,10 +46,7 @@ DEV=fx0
 
 tc_state()
 {
-	tc -n "$R" -d qdisc show dev $DEV
-	tc -n "$R" -d class show dev $DEV
-	tc -n "$R" filter show dev $DEV ingress
-	tc -n "$R" filter show dev $DEV egress
+	tc_snapshot "$R" $DEV
 }
 
 # foreign DIR PREF: another tool's filter at clsact DIR.

@@ -124,17 +124,6 @@ snapshot()
 	qosctl_ns "$1" rule list dev "$2" -j
 }
 
-# is_clean NS DEV: the default root qdisc, no clsact.
-is_clean()
-{
-	local root n
-
-	root=$(tc -n "$1" -j qdisc show dev "$2" root | jq -r '.[0].handle')
-	[ "$root" = "0:" ] || { echo "dev $2: root qdisc $root, not the default"; return 1; }
-	n=$(tc -n "$1" -j qdisc show dev "$2" | jq '[.[] | select(.kind == "clsact")] | length')
-	[ "$n" -eq 0 ] || { echo "dev $2: clsact left behind"; return 1; }
-}
-
 # no_dev NS DEV: every command on DEV fails with "no such device".
 no_dev()
 {
@@ -220,7 +209,7 @@ test_twins()
 	snap_before=$(snapshot "$T2" q0)
 	out=$(qosctl_ns "$T1" remove dev q0 2>&1)
 	check_err $? "remove in T1: $out"
-	out=$(is_clean "$T1" q0)
+	out=$(dev_clean "$T1" q0)
 	check_err $? "T1: $out"
 	snap_after=$(snapshot "$T2" q0)
 	[ "$snap_before" = "$snap_after" ]
@@ -241,7 +230,7 @@ test_twins()
 	log_test "twins: T2 still classifies after T1's remove"
 	out=$(qosctl_ns "$T2" remove dev q0 2>&1)
 	check_err $? "remove in T2: $out"
-	out=$(is_clean "$T2" q0)
+	out=$(dev_clean "$T2" q0)
 	check_err $? "T2: $out"
 	log_test "twins: remove in T2"
 }
@@ -285,7 +274,7 @@ test_rename()
 
 	out=$(qosctl_ns "$T1" remove dev rb 2>&1)
 	check_err $? "remove dev rb: $out"
-	out=$(is_clean "$T1" rb)
+	out=$(dev_clean "$T1" rb)
 	check_err $? "$out"
 	ip -n "$T1" link del rb
 	log_test "rename: remove under the new name"

@@ -58,10 +58,7 @@ priv()
 # tc_state: the device as tc sees it, no counters.
 tc_state()
 {
-	tc -n "$R" -d qdisc show dev $DEV
-	tc -n "$R" -d class show dev $DEV
-	tc -n "$R" filter show dev $DEV ingress
-	tc -n "$R" filter show dev $DEV egress
+	tc_snapshot "$R" $DEV
 }
 
 # field NAME TEXT: the value of the line "NAME=value" in TEXT.

@@ -43,9 +43,7 @@ make -s -C "$src" install OUTPUT="$top/build" DESTDIR="$top" PREFIX=/opt/qosctl 
 
 setup_ns NS || exit $ksft_fail
 DEV=$(ifname_unique qu) PEER=$(ifname_unique qp)
-ip -n "$NS" link add "$DEV" type veth peer name "$PEER" || exit $ksft_fail
-ip -n "$NS" link set "$DEV" up
-ip -n "$NS" link set "$PEER" up
+veth_pair "$NS" "$DEV" "$PEER" || exit $ksft_fail
 PORT=$((20000 + RANDOM % 20000))
 
 sed -i '/sys-subsystem-net-devices/d' "$opt/units/qosctl@.service"
