@@ -55,7 +55,8 @@ priv()
 			'"$1"
 }
 
-# tc_state: the device as tc sees it, no counters.
+# tc_state: the device as tc sees it, no counters (tc_snapshot: qdiscs
+# sorted, as the scripts run by priv below write it too).
 tc_state()
 {
 	tc_snapshot "$R" $DEV
@@ -247,7 +248,7 @@ test_readonly()
 		"$QOSCTL" apply pip-20pct dev $DEV rate 100mbit || exit 99
 		mount -t tmpfs -o mode=0700 st-qosctl /run/qosctl &&
 			mount -o remount,ro /run/qosctl || exit 99
-		tc -d qdisc show dev $DEV >$TMP/before
+		tc -d qdisc show dev $DEV | sort >$TMP/before
 		tc -d class show dev $DEV >>$TMP/before
 		tc filter show dev $DEV ingress >>$TMP/before
 		tc filter show dev $DEV egress >>$TMP/before
@@ -274,7 +275,7 @@ test_readonly()
 	out=$(priv '
 		mkdir /run/qosctl && mount -t tmpfs -o mode=0700,size=64k st-qosctl /run/qosctl &&
 			{ dd if=/dev/zero of=/run/qosctl/fill bs=4k 2>/dev/null; true; } || exit 99
-		tc -d qdisc show dev $DEV >$TMP/before
+		tc -d qdisc show dev $DEV | sort >$TMP/before
 		tc -d class show dev $DEV >>$TMP/before
 		tc filter show dev $DEV ingress >>$TMP/before
 		tc filter show dev $DEV egress >>$TMP/before
