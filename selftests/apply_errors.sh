@@ -118,15 +118,11 @@ check_err $? "foreign root qdisc on $D2"
 log_setup "setup: three veths, a foreign root qdisc on one"
 
 # A broken profile, also re-applied over a working one (reapply).
-cat >"$TMP/unknown-key" <<'EOF'
-[profile]
-default = be
-
-[class be]
-id = 3
-rate = 50%
-colour = blue
-EOF
+{
+	profile_section profile default=be
+	echo
+	profile_section "class be" id=3 rate=50% colour=blue
+} >"$TMP/unknown-key"
 
 broken_profiles()
 {
@@ -136,37 +132,26 @@ broken_profiles()
 		"$P:$(line_of "$P" '^colour'): colour:" -- "$P" dev "$D1" rate 100mbit
 
 	P=$TMP/dscp-64
-	cat >"$P" <<-'EOF'
-	[profile]
-	default = be
-
-	[class be]
-	id = 3
-	rate = 50%
-
-	[class lbe]
-	id = 4
-	rate = 1%
-	dscp = 8, 64
-	EOF
+	{
+		profile_section profile default=be
+		echo
+		profile_section "class be" id=3 rate=50%
+		echo
+		profile_section "class lbe" id=4 rate=1% "dscp=8, 64"
+	} >"$P"
 	apply_fails "broken profile: DSCP 64" "$D1" \
 		"$P:$(line_of "$P" '^dscp'): dscp:" "'64'" -- "$P" dev "$D1" rate 100mbit
 
 	# A missing key has no line of its own: any line of the class's section
 	# (header to last key) is an honest answer, the key and class must be named.
 	P=$TMP/no-id
-	cat >"$P" <<-'EOF'
-	[profile]
-	default = be
-
-	[class be]
-	id = 3
-	rate = 50%
-
-	[class lbe]
-	rate = 1%
-	dscp = 8
-	EOF
+	{
+		profile_section profile default=be
+		echo
+		profile_section "class be" id=3 rate=50%
+		echo
+		profile_section "class lbe" rate=1% dscp=8
+	} >"$P"
 	first=$(line_of "$P" '^\[class lbe\]')
 	last=$(wc -l <"$P")
 	RET=0

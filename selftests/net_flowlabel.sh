@@ -91,17 +91,29 @@ rule_hits()
 	qosctl_ns "$R" rule list dev "$R_IF1" -j | jq -r '.[] | select(.name == "steer") | .packets'
 }
 
+# labelled LABEL: COUNT datagrams with LABEL between two quiet snapshots;
+# DELTA is their difference ("pip_in be_in pip_out be_out pip_qdisc"),
+# HITS the rule's hits before.
+labelled()
+{
+	local before after
+
+	before=$(quiet_snapshot)
+	HITS=$(rule_hits)
+	send "$1"
+	check_err $? "udp_send"
+	after=$(quiet_snapshot)
+	DELTA=$(deltas "$before" "$after")
+}
+
 # The labelled flow goes to PIP at both ends of r.
 label_steers()
 {
-	local before after hits ids_before ids_after
+	local hits
 
-	before=$(quiet_snapshot)
-	hits=$(rule_hits)
-	send $LABEL
-	check_err $? "udp_send"
-	after=$(quiet_snapshot)
-	set -- $(deltas "$before" "$after")
+	labelled $LABEL
+	hits=$HITS
+	set -- $DELTA
 	[ "$1" -eq $COUNT ]; check_err $? "ingress pip +$1, expected +$COUNT"
 	[ "$2" -eq 0 ]; check_err $? "ingress be +$2, expected +0"
 	[ "$(rule_hits)" -eq $((hits + COUNT)) ]; check_err $? "rule hits $(rule_hits), expected $((hits + COUNT))"
@@ -115,14 +127,11 @@ label_steers()
 # The same flow with another label stays BE.
 other_label()
 {
-	local before after hits ids_before ids_after
+	local hits
 
-	before=$(quiet_snapshot)
-	hits=$(rule_hits)
-	send $OTHER
-	check_err $? "udp_send"
-	after=$(quiet_snapshot)
-	set -- $(deltas "$before" "$after")
+	labelled $OTHER
+	hits=$HITS
+	set -- $DELTA
 	[ "$1" -eq 0 ]; check_err $? "ingress pip +$1, expected +0"
 	[ "$2" -eq $COUNT ]; check_err $? "ingress be +$2, expected +$COUNT"
 	[ "$3" -eq 0 ]; check_err $? "egress pip +$3, expected +0"
@@ -134,15 +143,13 @@ other_label()
 # Deleted live, the rule steers nothing and the program stays.
 rule_deleted()
 {
-	local before after hits ids_before ids_after
+	local ids_before ids_after
 
 	ids_before=$(in_ns "$R" tc -j filter show dev "$R_IF1" ingress | jq -c '[.[].options.prog.id // empty]')
 	qosctl_ns "$R" rule del dev "$R_IF1" name steer
 	check_err $? "rule del"
-	before=$(quiet_snapshot)
-	send $LABEL
-	after=$(quiet_snapshot)
-	set -- $(deltas "$before" "$after")
+	labelled $LABEL
+	set -- $DELTA
 	[ "$1" -eq 0 ]; check_err $? "ingress pip +$1, expected +0"
 	[ "$2" -eq $COUNT ]; check_err $? "ingress be +$2, expected +$COUNT"
 	ids_after=$(in_ns "$R" tc -j filter show dev "$R_IF1" ingress | jq -c '[.[].options.prog.id // empty]')
