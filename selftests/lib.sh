@@ -450,6 +450,14 @@ veth_pair()
 		ip -n "$1" link set "$2" up && ip -n "$1" link set "$3" up
 }
 
+# pings_answered FILE COUNT: the summary of `ping -q` in FILE says COUNT
+# sent and every one answered; PING_TX and PING_RX are what it says.
+pings_answered()
+{
+	read -r PING_TX PING_RX < <(ping_summary "$1")
+	[ "$PING_TX" -eq "$2" ] && [ "$PING_RX" -eq "$PING_TX" ]
+}
+
 # topo_h1_r_h2: h1 -- r -- h2 over veth, IPv4 and IPv6 on each side,
 # forwarding in r, static neighbours everywhere (no ARP/ND during a test).
 #

@@ -28,7 +28,7 @@ done
 # CS6 pings through a BE flood: all answered, nc never drops.
 cs6_under_flood()
 {
-	local p4 p6 fam sent recv stats be_drops nc_drops nc_pkts
+	local p4 p6 fam stats be_drops nc_drops nc_pkts
 
 	# bg_ns kills the shell that started iperf3: kill by PID whatever still
 	# runs in our own namespaces instead.
@@ -48,10 +48,9 @@ cs6_under_flood()
 	wait $p4 $p6
 
 	for fam in v4 v6; do
-		read -r sent recv < <(ping_summary "$tmp/$fam")
-		[ "$sent" -eq $COUNT ] && [ "$recv" -eq "$sent" ]
+		pings_answered "$tmp/$fam" $COUNT
 		check_err $? "$(cat "$tmp/$fam")"
-		log_test "$fam: CS6 flow under a BE flood: $recv/$sent answered"
+		log_test "$fam: CS6 flow under a BE flood: $PING_RX/$PING_TX answered"
 	done
 
 	stats=$(qosctl_ns "$R" stats dev "$R_IF2" -j)

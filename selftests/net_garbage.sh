@@ -78,10 +78,9 @@ garbage_flood()
 	log_test "${sent:-0} mutated frames sent, $short_vlan too short to untag (SEED=$SEED)"
 
 	for fam in v4 v6; do
-		read -r tx rcv < <(ping_summary "$TMP/$fam")
-		[ "$tx" -eq 1000 ] && [ "$rcv" -eq "$tx" ]
+		pings_answered "$TMP/$fam" 1000
 		check_err $? "$(cat "$TMP/$fam")"
-		log_test "$fam: $rcv/$tx PIP pings answered among the garbage"
+		log_test "$fam: $PING_RX/$PING_TX PIP pings answered among the garbage"
 	done
 
 	# Per-CPU counters are summed when read; nothing is in flight any more.

@@ -29,7 +29,7 @@ done
 # PIP pings while the profiles replace each other; then the counters.
 reapply_loop()
 {
-	local p4 p6 applies i p dev hooks fam sent recv pkts
+	local p4 p6 applies i p dev hooks fam pkts
 
 	in_ns "$H1" ping -4 -q -n -Q 0xb8 -i 0.002 -c $COUNT -W 1 "$H2_V4" >"$tmp/v4" 2>&1 &
 	p4=$!
@@ -54,10 +54,9 @@ reapply_loop()
 	wait $p4 $p6
 
 	for fam in v4 v6; do
-		read -r sent recv < <(ping_summary "$tmp/$fam")
-		[ "$sent" -eq $COUNT ] && [ "$recv" -eq "$sent" ]
+		pings_answered "$tmp/$fam" $COUNT
 		check_err $? "$(cat "$tmp/$fam")"
-		log_test "$fam: $applies re-applies, 1 and 2 hooks in turn, under PIP traffic: $recv/$sent PIP pings answered"
+		log_test "$fam: $applies re-applies, 1 and 2 hooks in turn, under PIP traffic: $PING_RX/$PING_TX PIP pings answered"
 	done
 
 	pkts=$(qosctl_ns "$R" stats dev "$R_IF2" -j |
