@@ -97,17 +97,9 @@ line_of()
 
 require_root
 require_cmd jq tc nsenter setpriv
-if [ ! -x "$QOSCTL" ]; then
-	echo "SKIP: $QOSCTL is not built (make)"
-	exit $ksft_skip
-fi
-if ! qdisc_available htb; then
-	echo "SKIP: the kernel has no HTB qdisc"
-	exit $ksft_skip
-fi
-
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+require_qosctl
+require_qdisc htb
+tmp_setup
 
 RET=0
 setup_ns NS
@@ -123,72 +115,65 @@ for d in "$D1" "$D2" "$D3"; do
 done
 tc -n "$NS" qdisc add dev "$D2" root handle 5: htb
 check_err $? "foreign root qdisc on $D2"
-log_test "setup: three veths, a foreign root qdisc on one"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "setup: three veths, a foreign root qdisc on one"
 
-# Broken profiles: the message names the file, the line and the key.
-P=$TMP/unknown-key
-cat >"$P" <<'EOF'
-[profile]
-default = be
+# A broken profile, also re-applied over a working one (reapply).
+{
+	profile_section profile default=be
+	echo
+	profile_section "class be" id=3 rate=50% colour=blue
+} >"$TMP/unknown-key"
 
-[class be]
-id = 3
-rate = 50%
-colour = blue
-EOF
-apply_fails "broken profile: unknown key" "$D1" \
-	"$P:$(line_of "$P" '^colour'): colour:" -- "$P" dev "$D1" rate 100mbit
+broken_profiles()
+{
+	# Broken profiles: the message names the file, the line and the key.
+	P=$TMP/unknown-key
+	apply_fails "broken profile: unknown key" "$D1" \
+		"$P:$(line_of "$P" '^colour'): colour:" -- "$P" dev "$D1" rate 100mbit
 
-P=$TMP/dscp-64
-cat >"$P" <<'EOF'
-[profile]
-default = be
+	P=$TMP/dscp-64
+	{
+		profile_section profile default=be
+		echo
+		profile_section "class be" id=3 rate=50%
+		echo
+		profile_section "class lbe" id=4 rate=1% "dscp=8, 64"
+	} >"$P"
+	apply_fails "broken profile: DSCP 64" "$D1" \
+		"$P:$(line_of "$P" '^dscp'): dscp:" "'64'" -- "$P" dev "$D1" rate 100mbit
 
-[class be]
-id = 3
-rate = 50%
+	# A missing key has no line of its own: any line of the class's section
+	# (header to last key) is an honest answer, the key and class must be named.
+	P=$TMP/no-id
+	{
+		profile_section profile default=be
+		echo
+		profile_section "class be" id=3 rate=50%
+		echo
+		profile_section "class lbe" rate=1% dscp=8
+	} >"$P"
+	first=$(line_of "$P" '^\[class lbe\]')
+	last=$(wc -l <"$P")
+	RET=0
+	err=$(qosctl_ns "$NS" validate "$P" 2>&1)
+	line=$(sed -n "s|^qosctl: validate: $P:\([0-9]*\): id: .*|\1|p" <<<"$err")
+	[ -n "$line" ] && [ "$line" -ge "$first" ] && [ "$line" -le "$last" ] &&
+		[[ "$err" == *"[class lbe]"* ]]
+	check_err $? "expected '$P:<$first-$last>: id: ... [class lbe] ...', got '$err'"
+	log_test "broken profile: class without id names file, line in its section, key"
+	apply_fails "broken profile: class without id" "$D1" "$P:" ": id:" "lbe" -- \
+		"$P" dev "$D1" rate 100mbit
+}
 
-[class lbe]
-id = 4
-rate = 1%
-dscp = 8, 64
-EOF
-apply_fails "broken profile: DSCP 64" "$D1" \
-	"$P:$(line_of "$P" '^dscp'): dscp:" "'64'" -- "$P" dev "$D1" rate 100mbit
+bad_arguments()
+{
+	apply_fails "unknown device" "$D1" "$NODEV" -- pip-20pct dev "$NODEV" rate 100mbit
+	apply_fails "missing rate" "$D1" "rate" -- pip-20pct dev "$D1"
+	apply_fails "rate that is not a rate" "$D1" "fast" -- pip-20pct dev "$D1" rate fast
+	apply_fails "unknown profile" "$D1" "no-such-profile" -- \
+		no-such-profile dev "$D1" rate 100mbit
+}
 
-# A missing key has no line of its own: any line of the class's section
-# (header to last key) is an honest answer, the key and class must be named.
-P=$TMP/no-id
-cat >"$P" <<'EOF'
-[profile]
-default = be
-
-[class be]
-id = 3
-rate = 50%
-
-[class lbe]
-rate = 1%
-dscp = 8
-EOF
-first=$(line_of "$P" '^\[class lbe\]')
-last=$(wc -l <"$P")
-RET=0
-err=$(qosctl_ns "$NS" validate "$P" 2>&1)
-line=$(sed -n "s|^qosctl: validate: $P:\([0-9]*\): id: .*|\1|p" <<<"$err")
-[ -n "$line" ] && [ "$line" -ge "$first" ] && [ "$line" -le "$last" ] &&
-	[[ "$err" == *"[class lbe]"* ]]
-check_err $? "expected '$P:<$first-$last>: id: ... [class lbe] ...', got '$err'"
-log_test "broken profile: class without id names file, line in its section, key"
-apply_fails "broken profile: class without id" "$D1" "$P:" ": id:" "lbe" -- \
-	"$P" dev "$D1" rate 100mbit
-
-apply_fails "unknown device" "$D1" "$NODEV" -- pip-20pct dev "$NODEV" rate 100mbit
-apply_fails "missing rate" "$D1" "rate" -- pip-20pct dev "$D1"
-apply_fails "rate that is not a rate" "$D1" "fast" -- pip-20pct dev "$D1" rate fast
-apply_fails "unknown profile" "$D1" "no-such-profile" -- \
-	no-such-profile dev "$D1" rate 100mbit
 # Refused by the kernel rather than missing from it: root without CAP_BPF
 # and CAP_SYS_ADMIN (a container), or without CAP_SYS_ADMIN alone (no
 # scratch namespace for the qdisc probe), is told so, not that the kernel
@@ -202,65 +187,64 @@ nocap()
 	chmod +x "$TMP/qosctl-no-$1"
 	echo "$TMP/qosctl-no-$1"
 }
-QOSCTL=$(nocap bpf -bpf,-sys_admin) apply_fails "without CAP_BPF: a permission error" "$D1" \
-	"cannot load a BPF program: Operation not permitted" -- pip-20pct dev "$D1" rate 100mbit
-QOSCTL=$(nocap admin -sys_admin) apply_fails "without CAP_SYS_ADMIN: a permission error" "$D1" \
-	"cannot probe the kernel's qdiscs in a scratch network namespace: Operation not permitted" -- \
-	pip-20pct dev "$D1" rate 100mbit
-apply_fails "foreign root qdisc (htb 5:) is not replaced" "$D2" "$D2" "5:" -- \
-	pip-20pct dev "$D2" rate 100mbit
 
-# A profile applied, then re-applies that fail: the applied state stays.
-RET=0
-err=$(qosctl_ns "$NS" apply pip-20pct dev "$D3" rate 100mbit 2>&1 >/dev/null)
-check_err $? "apply failed: $err"
-[ -z "$err" ]
-check_err $? "apply wrote to standard error: $err"
-qosctl_ns "$NS" show dev "$D3" -j | jq -e '.profile == "pip-20pct"' >/dev/null
-check_err $? "qosctl show does not report pip-20pct"
-log_test "apply pip-20pct on a clean veth"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+no_capabilities()
+{
+	QOSCTL=$(nocap bpf -bpf,-sys_admin) apply_fails "without CAP_BPF: a permission error" "$D1" \
+		"cannot load a BPF program: Operation not permitted" -- pip-20pct dev "$D1" rate 100mbit
+	QOSCTL=$(nocap admin -sys_admin) apply_fails "without CAP_SYS_ADMIN: a permission error" "$D1" \
+		"cannot probe the kernel's qdiscs in a scratch network namespace: Operation not permitted" -- \
+		pip-20pct dev "$D1" rate 100mbit
+}
 
-apply_fails "re-apply of a broken profile keeps the applied state" "$D3" \
-	"$TMP/unknown-key:" "colour" -- "$TMP/unknown-key" dev "$D3" rate 100mbit
-apply_fails "re-apply of a missing profile path keeps the applied state" "$D3" \
-	"$TMP/missing" -- "$TMP/missing" dev "$D3" rate 100mbit
-apply_fails "re-apply with rate too low for the classes keeps the applied state" "$D3" \
-	"rate" -- pip-20pct dev "$D3" rate 10bit
+foreign_root()
+{
+	apply_fails "foreign root qdisc (htb 5:) is not replaced" "$D2" "$D2" "5:" -- \
+		pip-20pct dev "$D2" rate 100mbit
+}
 
-# The root handle 16: would also be the leaf qdisc handle of class id 6
-# (leaves are 1N: for class id N): refused before anything changes. The
-# rollback of a tree that fails half-built is exercised by the fault tests.
-P=$TMP/handle-clash
-cat >"$P" <<'EOF'
-[profile]
-default = be
-handle = 0x16
+reapply()
+{
+	# A profile applied, then re-applies that fail: the applied state stays.
+	RET=0
+	err=$(qosctl_ns "$NS" apply pip-20pct dev "$D3" rate 100mbit 2>&1 >/dev/null)
+	check_err $? "apply failed: $err"
+	[ -z "$err" ]
+	check_err $? "apply wrote to standard error: $err"
+	qosctl_ns "$NS" show dev "$D3" -j | jq -e '.profile == "pip-20pct"' >/dev/null
+	check_err $? "qosctl show does not report pip-20pct"
+	log_test "apply pip-20pct on a clean veth"
+	[ $EXIT_STATUS -eq 0 ] || return
 
-[class pip]
-id = 2
-dscp = 46
-priority = 0
-rate = 20%
-ceil = 20%
-leaf = pfifo
+	apply_fails "re-apply of a broken profile keeps the applied state" "$D3" \
+		"$TMP/unknown-key:" "colour" -- "$TMP/unknown-key" dev "$D3" rate 100mbit
+	apply_fails "re-apply of a missing profile path keeps the applied state" "$D3" \
+		"$TMP/missing" -- "$TMP/missing" dev "$D3" rate 100mbit
+	apply_fails "re-apply with rate too low for the classes keeps the applied state" "$D3" \
+		"rate" -- pip-20pct dev "$D3" rate 10bit
 
-[class be]
-id = 3
-rate = 70%
+	# The root handle 16: would also be the leaf qdisc handle of class id 6
+	# (leaves are 1N: for class id N): refused before anything changes. The
+	# rollback of a tree that fails half-built is exercised by the fault tests.
+	P=$TMP/handle-clash
+	{
+		profile_section profile default=be handle=0x16
+		echo
+		profile_pip leaf=pfifo
+		echo
+		profile_section "class be" id=3 rate=70%
+		echo
+		profile_section "class lbe" id=6 dscp=8 priority=2 rate=10%
+	} >"$P"
+	apply_fails "re-apply with a root handle taken by a leaf keeps the applied state" "$D3" \
+		"handle-clash:3: handle" -- "$P" dev "$D3" rate 100mbit
 
-[class lbe]
-id = 6
-dscp = 8
-priority = 2
-rate = 10%
-EOF
-apply_fails "re-apply with a root handle taken by a leaf keeps the applied state" "$D3" \
-	"handle-clash:3: handle" -- "$P" dev "$D3" rate 100mbit
+	RET=0
+	qosctl_ns "$NS" remove dev "$D3"
+	check_err $? "qosctl remove failed"
+	log_test "remove after the failed re-applies"
+}
 
-RET=0
-qosctl_ns "$NS" remove dev "$D3"
-check_err $? "qosctl remove failed"
-log_test "remove after the failed re-applies"
-
+ALL_TESTS="broken_profiles bad_arguments no_capabilities foreign_root reapply"
+tests_run
 exit $EXIT_STATUS

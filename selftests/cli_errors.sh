@@ -11,28 +11,18 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
-
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+require_qosctl
+tmp_setup
 setup_ns NS || exit $ksft_fail
 IF=$(ifname_unique cli) IF2=$(ifname_unique clj)
 NODEV=$(ifname_unique cln)	# never created
 defer_state "$NS"
-ip -n "$NS" link add "$IF" type veth peer name "$IF2" || exit $ksft_fail
-ip -n "$NS" link set "$IF" up && ip -n "$NS" link set "$IF2" up
+veth_pair "$NS" "$IF" "$IF2" || exit $ksft_fail
 qosctl_ns "$NS" apply pip-20pct dev "$IF2" rate 100mbit || exit $ksft_fail
 
 state()
 {
-	local i
-
-	for i in "$IF" "$IF2"; do
-		tc -n "$NS" qdisc show dev "$i"
-		tc -n "$NS" class show dev "$i"
-		tc -n "$NS" filter show dev "$i" ingress
-		tc -n "$NS" filter show dev "$i" egress
-	done
+	tc_snapshot "$NS" "$IF" "$IF2"
 	qosctl_ns "$NS" rule list dev "$IF2"
 	state_files "$NS"
 }
@@ -124,23 +114,34 @@ exporter
 exporter extra
 EOF
 
-before=$(state)
-while IFS= read -r line; do
-	eval "set -- $line"
-	qosctl_ns "$NS" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ $rc -ne 0 ]
-	check_err $? "exit 0"
-	[ ! -s "$TMP/out" ]
-	check_err $? "stdout: $(head -c 200 "$TMP/out")"
-	[ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^qosctl: ' "$TMP/err"
-	check_err $? "stderr: $(head -c 400 "$TMP/err")"
-	log_test "qosctl $(eval echo "\"$line\"") -> $(head -c 60 "$TMP/err")"
-done <"$TMP/table"
+# Each line of the table fails alone.
+wrong_invocations()
+{
+	local line rc
 
-[ "$before" = "$(state)" ]
-check_err $? "the interfaces changed: $(diff <(echo "$before") <(state))"
-log_test "nothing changed on $IF and $IF2"
+	while IFS= read -r line; do
+		eval "set -- $line"
+		qosctl_ns "$NS" "$@" >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ $rc -ne 0 ]
+		check_err $? "exit 0"
+		[ ! -s "$TMP/out" ]
+		check_err $? "stdout: $(head -c 200 "$TMP/out")"
+		[ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^qosctl: ' "$TMP/err"
+		check_err $? "stderr: $(head -c 400 "$TMP/err")"
+		log_test "qosctl $(eval echo "\"$line\"") -> $(head -c 60 "$TMP/err")"
+	done <"$TMP/table"
+}
 
+# The interfaces are as setup left them.
+nothing_changed()
+{
+	[ "$BEFORE" = "$(state)" ]
+	check_err $? "the interfaces changed: $(diff <(echo "$BEFORE") <(state))"
+	log_test "nothing changed on $IF and $IF2"
+}
 
+ALL_TESTS="wrong_invocations nothing_changed"
+BEFORE=$(state)
+tests_run
 exit $EXIT_STATUS

@@ -12,15 +12,14 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 TOP=$(dirname "$(readlink -f "$0")")/..
 MAN=$TOP/Documentation/qosctl.8.rst
 BASH_COMPL=$TOP/completion/qosctl.bash
 ZSH_COMPL=$TOP/completion/_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 setup_ns NS || exit $ksft_fail
 IF=$(ifname_unique clh) IF2=$(ifname_unique cli)
 defer_state "$NS"
@@ -436,14 +435,8 @@ test_stats_width()
 	log_test "stats within 100 columns (diffserv4, pip-20pct; -s, --per-family, --watch)"
 }
 
-test_usage
-test_cmd_help
-test_suggestions
-test_json
-test_list_dirs
-test_complete_bash
-test_complete_zsh
-test_man
-test_stats_width
+ALL_TESTS="test_usage test_cmd_help test_suggestions test_json test_list_dirs
+	   test_complete_bash test_complete_zsh test_man test_stats_width"
+tests_run
 
 exit $EXIT_STATUS

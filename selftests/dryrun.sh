@@ -15,8 +15,8 @@ require_root
 require_cmd jq tc python3
 
 topo_h1_r_h2 || exit $ksft_fail
-tmp=$(mktemp -d)
-defer rm -rf "$tmp"
+tmp_setup
+tmp=$TMP
 
 compare()
 {
@@ -92,44 +92,58 @@ sys.exit(1 if bad else 0)
 EOT
 }
 
-for p in $(cd "$(dirname "$0")/../tc-profiles" && ls); do
-	before=$(tc -n "$R" qdisc show dev "$R_IF2"; tc -n "$R" class show dev "$R_IF2";
-		 dev_files "$R" "$R_IF2")
-	out=$(qosctl_ns "$R" apply "$p" dev "$R_IF2" rate 100mbit --dry-run 2>&1)
-	rc=$?
-	if [ $rc -ne 0 ] && grep -q "lacks" <<<"$out"; then
-		log_test_skip "$p: dry-run" "$out"
-		continue
-	fi
-	check_err $rc "$out"
-	echo "$out" >"$tmp/plan"
-	after=$(tc -n "$R" qdisc show dev "$R_IF2"; tc -n "$R" class show dev "$R_IF2";
-		dev_files "$R" "$R_IF2")
-	[ "$before" = "$after" ]
-	check_err $? "the dry-run changed the interface"
-	grep -q "^#   ipv4 dscp:" "$tmp/plan" && grep -q "^#   ipv6 dscp:" "$tmp/plan"
-	check_err $? "no DSCP tables in the plan"
-	log_test "$p: dry-run changes nothing and prints both DSCP tables"
+# Each profile: the dry-run changes nothing, then apply installs the plan.
+each_profile()
+{
+	local p before out rc after msg
 
-	qosctl_ns "$R" apply "$p" dev "$R_IF2" rate 100mbit
-	check_err $? "apply failed"
+	for p in $(cd "$(dirname "$0")/../tc-profiles" && ls); do
+		before=$(tc -n "$R" qdisc show dev "$R_IF2"; tc -n "$R" class show dev "$R_IF2";
+			 dev_files "$R" "$R_IF2")
+		out=$(qosctl_ns "$R" apply "$p" dev "$R_IF2" rate 100mbit --dry-run 2>&1)
+		rc=$?
+		if [ $rc -ne 0 ] && grep -q "lacks" <<<"$out"; then
+			log_test_skip "$p: dry-run" "$out"
+			continue
+		fi
+		check_err $rc "$out"
+		echo "$out" >"$tmp/plan"
+		after=$(tc -n "$R" qdisc show dev "$R_IF2"; tc -n "$R" class show dev "$R_IF2";
+			dev_files "$R" "$R_IF2")
+		[ "$before" = "$after" ]
+		check_err $? "the dry-run changed the interface"
+		grep -q "^#   ipv4 dscp:" "$tmp/plan" && grep -q "^#   ipv6 dscp:" "$tmp/plan"
+		check_err $? "no DSCP tables in the plan"
+		log_test "$p: dry-run changes nothing and prints both DSCP tables"
+
+		qosctl_ns "$R" apply "$p" dev "$R_IF2" rate 100mbit
+		check_err $? "apply failed"
+		tc -n "$R" -j qdisc show dev "$R_IF2" >"$tmp/qdisc.json"
+		tc -n "$R" class show dev "$R_IF2" >"$tmp/class.txt"
+		msg=$(compare)
+		check_err $? "$msg"
+		log_test "$p: dry-run plan matches what apply installs"
+		qosctl_ns "$R" remove dev "$R_IF2"
+	done
+}
+
+in_place()
+{
+	local msg
+
+	# In place over an applied profile, the plan still is the result.
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
+	qosctl_ns "$R" apply diffserv4 dev "$R_IF2" rate 100mbit --dry-run >"$tmp/plan"
+	qosctl_ns "$R" show dev "$R_IF2" -j | jq -e '.profile == "pip-20pct"' >/dev/null
+	check_err $? "the dry-run changed the applied profile"
+	qosctl_ns "$R" apply diffserv4 dev "$R_IF2" rate 100mbit
 	tc -n "$R" -j qdisc show dev "$R_IF2" >"$tmp/qdisc.json"
 	tc -n "$R" class show dev "$R_IF2" >"$tmp/class.txt"
 	msg=$(compare)
 	check_err $? "$msg"
-	log_test "$p: dry-run plan matches what apply installs"
-	qosctl_ns "$R" remove dev "$R_IF2"
-done
+	log_test "dry-run over an applied profile matches the in-place result"
+}
 
-# In place over an applied profile, the plan still is the result.
-qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
-qosctl_ns "$R" apply diffserv4 dev "$R_IF2" rate 100mbit --dry-run >"$tmp/plan"
-qosctl_ns "$R" show dev "$R_IF2" -j | jq -e '.profile == "pip-20pct"' >/dev/null
-check_err $? "the dry-run changed the applied profile"
-qosctl_ns "$R" apply diffserv4 dev "$R_IF2" rate 100mbit
-tc -n "$R" -j qdisc show dev "$R_IF2" >"$tmp/qdisc.json"
-tc -n "$R" class show dev "$R_IF2" >"$tmp/class.txt"
-msg=$(compare)
-check_err $? "$msg"
-log_test "dry-run over an applied profile matches the in-place result"
+ALL_TESTS="each_profile in_place"
+tests_run
 exit $EXIT_STATUS

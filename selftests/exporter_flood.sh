@@ -51,11 +51,10 @@ SCRAPES=20
 
 require_root
 require_cmd python3 prlimit ss
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 here=$(dirname "$(readlink -f "$0")")
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 setup_ns NS || exit $ksft_fail
 port=$((20000 + RANDOM % 20000))
 
@@ -132,81 +131,7 @@ wait_ready()
 	grep '^ready' "$TMP/$1.log" || cat "$TMP/$1.log"
 }
 
-# nsenter execs prlimit, which execs the exporter: the spawned PID is the
-# exporter's.
-spawn_ns "$NS" EXPORTER prlimit --nofile=1024 "$QOSCTL" exporter --listen ":$port"
-wait_listen "$NS" t $port
-check_err $? "exporter not listening on :$port: $(cat "$TMP/EXPORTER.log")"
-log_test "exporter listens on :$port"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
-scrape "no flood"
-
-spawn_ns "$NS" FLOOD python3 "$here/conn_flood.py" \
-	127.0.0.1 $port $IDLE 127.0.0.2,127.0.0.3 $SLOW 127.0.0.4,127.0.0.5
-ready=$(wait_ready FLOOD)
-[ "$ready" = "ready idle=$IDLE slow=$SLOW failed=0" ]
-check_err $? "conn_flood.py: $ready"
-log_test "$IDLE idle and $SLOW slow-header connections opened"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
-flood_start=$(date +%s.%N)
-
-scrape "flood"
-
-read -r code secs ctype < <(fetch GET /)
-[ "$code" = 200 ] && [ "$ctype" = "text/html; charset=utf-8" ]
-check_err $? "/: ${code:-nothing}, '$ctype'"
-grep -q 'href="/metrics"' "$TMP/body"
-check_err $? "/ does not link to /metrics: $(head -c 200 "$TMP/body")"
-log_test "flood: / answers an HTML page linking to /metrics"
-
-read -r code secs ctype < <(fetch GET /nonexistent)
-[ "$code" = 404 ]
-check_err $? "/nonexistent: ${code:-nothing}"
-log_test "flood: /nonexistent answers 404"
-
-read -r code secs ctype < <(fetch POST /metrics)
-[ "$code" = 405 ]
-check_err $? "POST /metrics: ${code:-nothing}"
-grep -qi '^Allow: GET, HEAD' "$TMP/headers"
-check_err $? "405 without 'Allow: GET, HEAD'"
-log_test "flood: POST answers 405"
-
-for src in 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; do
-	n=$(open_from $src)
-	[ "$n" -le $PER_IP_CAP ]
-	check_err $? "$src holds $n connections"
-done
-log_test "flood: no address holds more than $PER_IP_CAP connections"
-
-# Trickled headers keep a connection active, so only the idle ones time
-# out; the slow ones stay, within their addresses' cap.
-sleep "$(awk -v t0="$flood_start" -v now="$(date +%s.%N)" -v t=$TIMEOUT \
-	'BEGIN { d = t0 + t + 2 - now; print (d > 0 ? d : 0) }')"
-read -r _ idle slow < <(grep '^open' "$TMP/FLOOD.log" | tail -1)
-[ "$idle" = idle=0 ]
-check_err $? "after $((TIMEOUT + 2))s, open: $idle $slow"
-log_test "idle connections closed after the ${TIMEOUT}s timeout ($slow left)"
-scrape "flood, after the timeout"
-
-# A flood spread over more addresses than the global cap has room for at
-# 8 each, and so under the per-address cap: 275 addresses, 4 connections
-# each, 1000 idle and 100 trickling headers, half from 127.1.x.y and
-# half from fd00:f10::x. The exporter closes the connections that waited
-# longest without a request to make room for new ones, so scrapes from
-# 127.0.0.1 and ::1 are answered while the flood holds its sockets open
-# (reconnecting as soon as one is closed).
-# The trickling ones have no complete request DEADLINE after they were
-# accepted: the next connection (this scrape) closes them.
-sleep "$(awk -v t0="$flood_start" -v now="$(date +%s.%N)" -v t=$DEADLINE \
-	'BEGIN { d = t0 + t + 1 - now; print (d > 0 ? d : 0) }')"
-scrape "flood, after the deadline"
-sleep 1.5
-read -r _ idle slow < <(grep '^open' "$TMP/FLOOD.log" | tail -1)
-[ "$slow" = slow=0 ]
-check_err $? "after $((DEADLINE + 1))s and a scrape, open: $idle $slow"
-log_test "slow-header connections closed at the ${DEADLINE}s deadline"
-stop_pid "$FLOOD"
-
+# The addresses of the distributed flood and the allow-list.
 ip -n "$NS" -6 addr add ::1/128 dev lo 2>/dev/null
 v4=() v6=()
 for ((i = 1; i <= 275; i++)); do
@@ -217,6 +142,7 @@ for ((i = 1; i <= 275; i++)); do
 	fi
 done
 printf 'addr add %s/128 dev lo nodad\n' "${v6[@]}" | ip -n "$NS" -batch -
+
 # addresses [FIRST [N]]: N of the array named by $1 from FIRST, joined by commas
 addresses()
 {
@@ -225,40 +151,130 @@ addresses()
 	local IFS=,
 	echo "${a[*]:$2:$3}"
 }
-# 125 addresses x 4 idle and 13 x 4 slow over IPv4, 125 x 4 and 12 x 4
-# over IPv6: 1000 idle, 100 slow.
-spawn_ns "$NS" FLOOD4 python3 "$here/conn_flood.py" 127.0.0.1 $port \
-	500 "$(addresses v4 0 125)" 52 "$(addresses v4 125 13)" reconnect
-spawn_ns "$NS" FLOOD6 python3 "$here/conn_flood.py" ::1 $port \
-	500 "$(addresses v6 0 125)" 48 "$(addresses v6 125 12)" reconnect
-ready4=$(wait_ready FLOOD4)
-ready6=$(wait_ready FLOOD6)
-[ "$ready4" = "ready idle=500 slow=52 failed=0" ] && [ "$ready6" = "ready idle=500 slow=48 failed=0" ]
-check_err $? "conn_flood.py: IPv4 $ready4, IPv6 $ready6"
-log_test "distributed flood: 1000 idle and 100 slow-header connections from 275 addresses"
 
-# Twenty scrapes, alternately over IPv4 and IPv6, each given 5 s; all
-# must be answered. The latency is printed, not checked.
-ok=0
-times=()
-for ((i = 0; i < SCRAPES; i++)); do
-	host=127.0.0.1
-	((i % 2)) && host=[::1]
-	read -r code secs ctype < <(fetch GET /metrics 5 "$host")
-	[ "$code" = 200 ] && grep -q '^# TYPE qosctl_' "$TMP/body" && ok=$((ok + 1))
-	times+=("$secs")
-done
-lat=$(printf '%s\n' "${times[@]}" | sort -n |
-	awk '{ t[NR] = $1 } END { printf "median %.3fs, max %.3fs", t[int((NR + 1) / 2)], t[NR] }')
-[ $ok -eq $SCRAPES ]
-check_err $? "$ok of $SCRAPES scrapes answered ($lat)"
-log_test "distributed flood: $ok/$SCRAPES scrapes answered over IPv4 and IPv6 ($lat)"
-fds=$(ls "/proc/$EXPORTER/fd" | wc -l)
-[ "$fds" -le $((MAX_CONNS + 16)) ]
-check_err $? "the exporter has $fds descriptors open"
-log_test "distributed flood: the exporter holds $fds descriptors, its cap of $MAX_CONNS and a few"
-stop_pid "$FLOOD4"
-stop_pid "$FLOOD6"
+# nsenter execs prlimit, which execs the exporter: the spawned PID is the
+# exporter's.
+spawn_ns "$NS" EXPORTER prlimit --nofile=1024 "$QOSCTL" exporter --listen ":$port"
+wait_listen "$NS" t $port
+check_err $? "exporter not listening on :$port: $(cat "$TMP/EXPORTER.log")"
+log_setup "exporter listens on :$port"
+
+no_flood()
+{
+	scrape "no flood"
+}
+
+# One flood from four addresses: served meanwhile, capped, timed out.
+flood()
+{
+	local ready flood_start code secs ctype src n idle slow
+
+	spawn_ns "$NS" FLOOD python3 "$here/conn_flood.py" \
+		127.0.0.1 $port $IDLE 127.0.0.2,127.0.0.3 $SLOW 127.0.0.4,127.0.0.5
+	ready=$(wait_ready FLOOD)
+	[ "$ready" = "ready idle=$IDLE slow=$SLOW failed=0" ]
+	check_err $? "conn_flood.py: $ready"
+	log_test "$IDLE idle and $SLOW slow-header connections opened"
+	[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+	flood_start=$(date +%s.%N)
+
+	scrape "flood"
+
+	read -r code secs ctype < <(fetch GET /)
+	[ "$code" = 200 ] && [ "$ctype" = "text/html; charset=utf-8" ]
+	check_err $? "/: ${code:-nothing}, '$ctype'"
+	grep -q 'href="/metrics"' "$TMP/body"
+	check_err $? "/ does not link to /metrics: $(head -c 200 "$TMP/body")"
+	log_test "flood: / answers an HTML page linking to /metrics"
+
+	read -r code secs ctype < <(fetch GET /nonexistent)
+	[ "$code" = 404 ]
+	check_err $? "/nonexistent: ${code:-nothing}"
+	log_test "flood: /nonexistent answers 404"
+
+	read -r code secs ctype < <(fetch POST /metrics)
+	[ "$code" = 405 ]
+	check_err $? "POST /metrics: ${code:-nothing}"
+	grep -qi '^Allow: GET, HEAD' "$TMP/headers"
+	check_err $? "405 without 'Allow: GET, HEAD'"
+	log_test "flood: POST answers 405"
+
+	for src in 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5; do
+		n=$(open_from $src)
+		[ "$n" -le $PER_IP_CAP ]
+		check_err $? "$src holds $n connections"
+	done
+	log_test "flood: no address holds more than $PER_IP_CAP connections"
+
+	# Trickled headers keep a connection active, so only the idle ones time
+	# out; the slow ones stay, within their addresses' cap.
+	sleep "$(awk -v t0="$flood_start" -v now="$(date +%s.%N)" -v t=$TIMEOUT \
+		'BEGIN { d = t0 + t + 2 - now; print (d > 0 ? d : 0) }')"
+	read -r _ idle slow < <(grep '^open' "$TMP/FLOOD.log" | tail -1)
+	[ "$idle" = idle=0 ]
+	check_err $? "after $((TIMEOUT + 2))s, open: $idle $slow"
+	log_test "idle connections closed after the ${TIMEOUT}s timeout ($slow left)"
+	scrape "flood, after the timeout"
+
+	# A flood spread over more addresses than the global cap has room for at
+	# 8 each, and so under the per-address cap: 275 addresses, 4 connections
+	# each, 1000 idle and 100 trickling headers, half from 127.1.x.y and
+	# half from fd00:f10::x. The exporter closes the connections that waited
+	# longest without a request to make room for new ones, so scrapes from
+	# 127.0.0.1 and ::1 are answered while the flood holds its sockets open
+	# (reconnecting as soon as one is closed).
+	# The trickling ones have no complete request DEADLINE after they were
+	# accepted: the next connection (this scrape) closes them.
+	sleep "$(awk -v t0="$flood_start" -v now="$(date +%s.%N)" -v t=$DEADLINE \
+		'BEGIN { d = t0 + t + 1 - now; print (d > 0 ? d : 0) }')"
+	scrape "flood, after the deadline"
+	sleep 1.5
+	read -r _ idle slow < <(grep '^open' "$TMP/FLOOD.log" | tail -1)
+	[ "$slow" = slow=0 ]
+	check_err $? "after $((DEADLINE + 1))s and a scrape, open: $idle $slow"
+	log_test "slow-header connections closed at the ${DEADLINE}s deadline"
+	stop_pid "$FLOOD"
+}
+
+distributed_flood()
+{
+	local ready4 ready6 ok times i host code secs ctype lat fds
+
+	# 125 addresses x 4 idle and 13 x 4 slow over IPv4, 125 x 4 and 12 x 4
+	# over IPv6: 1000 idle, 100 slow.
+	spawn_ns "$NS" FLOOD4 python3 "$here/conn_flood.py" 127.0.0.1 $port \
+		500 "$(addresses v4 0 125)" 52 "$(addresses v4 125 13)" reconnect
+	spawn_ns "$NS" FLOOD6 python3 "$here/conn_flood.py" ::1 $port \
+		500 "$(addresses v6 0 125)" 48 "$(addresses v6 125 12)" reconnect
+	ready4=$(wait_ready FLOOD4)
+	ready6=$(wait_ready FLOOD6)
+	[ "$ready4" = "ready idle=500 slow=52 failed=0" ] && [ "$ready6" = "ready idle=500 slow=48 failed=0" ]
+	check_err $? "conn_flood.py: IPv4 $ready4, IPv6 $ready6"
+	log_test "distributed flood: 1000 idle and 100 slow-header connections from 275 addresses"
+
+	# Twenty scrapes, alternately over IPv4 and IPv6, each given 5 s; all
+	# must be answered. The latency is printed, not checked.
+	ok=0
+	times=()
+	for ((i = 0; i < SCRAPES; i++)); do
+		host=127.0.0.1
+		((i % 2)) && host=[::1]
+		read -r code secs ctype < <(fetch GET /metrics 5 "$host")
+		[ "$code" = 200 ] && grep -q '^# TYPE qosctl_' "$TMP/body" && ok=$((ok + 1))
+		times+=("$secs")
+	done
+	lat=$(printf '%s\n' "${times[@]}" | sort -n |
+		awk '{ t[NR] = $1 } END { printf "median %.3fs, max %.3fs", t[int((NR + 1) / 2)], t[NR] }')
+	[ $ok -eq $SCRAPES ]
+	check_err $? "$ok of $SCRAPES scrapes answered ($lat)"
+	log_test "distributed flood: $ok/$SCRAPES scrapes answered over IPv4 and IPv6 ($lat)"
+	fds=$(ls "/proc/$EXPORTER/fd" | wc -l)
+	[ "$fds" -le $((MAX_CONNS + 16)) ]
+	check_err $? "the exporter has $fds descriptors open"
+	log_test "distributed flood: the exporter holds $fds descriptors, its cap of $MAX_CONNS and a few"
+	stop_pid "$FLOOD4"
+	stop_pid "$FLOOD6"
+}
 
 # answered_from SRC HOST: "answered" when a GET from SRC to HOST:$port
 # gets a reply, "closed" when the connection is closed without one.
@@ -280,26 +296,37 @@ except OSError:
 EOT
 }
 
-# The allow-list: only the scrapers' prefixes are served, over both
-# families, IPv4 clients of the dual-stack socket included.
-port2=$((port + 1))
-spawn_ns "$NS" EXPORTER2 "$QOSCTL" exporter --listen ":$port2" allow 127.0.0.0/24,::1
-wait_listen "$NS" t $port2
-check_err $? "exporter with allow not listening on :$port2: $(cat "$TMP/EXPORTER2.log")"
-for c in "127.0.0.1 127.0.0.1 answered" "::1 ::1 answered" \
-	 "127.1.0.2 127.0.0.1 closed" "${v6[0]} ::1 closed"; do
-	read -r src host want <<<"$c"
-	got=$(answered_from "$src" "$host")
-	[ "$got" = "$want" ]
-	check_err $? "from $src to $host: $got, not $want"
-done
-log_test "allow 127.0.0.0/24,::1: 127.0.0.1 and ::1 answered, 127.1.0.2 and ${v6[0]} closed"
-out=$(qosctl_ns "$NS" exporter --listen ":$port2" allow 10.0.0.1/8 2>&1)
-[ $? -ne 0 ] && [[ "$out" == *"allow: '10.0.0.1/8' is not an IPv4 or IPv6 prefix"* ]]
-check_err $? "allow 10.0.0.1/8: '$out'"
-log_test "allow with host bits set: refused, naming the prefix"
+allow_list()
+{
+	local c src host want got out
 
-kill -0 "$EXPORTER" 2>/dev/null
-check_err $? "exporter died: $(tail -5 "$TMP/EXPORTER.log")"
-log_test "exporter still running"
+	# The allow-list: only the scrapers' prefixes are served, over both
+	# families, IPv4 clients of the dual-stack socket included.
+	port2=$((port + 1))
+	spawn_ns "$NS" EXPORTER2 "$QOSCTL" exporter --listen ":$port2" allow 127.0.0.0/24,::1
+	wait_listen "$NS" t $port2
+	check_err $? "exporter with allow not listening on :$port2: $(cat "$TMP/EXPORTER2.log")"
+	for c in "127.0.0.1 127.0.0.1 answered" "::1 ::1 answered" \
+		 "127.1.0.2 127.0.0.1 closed" "${v6[0]} ::1 closed"; do
+		read -r src host want <<<"$c"
+		got=$(answered_from "$src" "$host")
+		[ "$got" = "$want" ]
+		check_err $? "from $src to $host: $got, not $want"
+	done
+	log_test "allow 127.0.0.0/24,::1: 127.0.0.1 and ::1 answered, 127.1.0.2 and ${v6[0]} closed"
+	out=$(qosctl_ns "$NS" exporter --listen ":$port2" allow 10.0.0.1/8 2>&1)
+	[ $? -ne 0 ] && [[ "$out" == *"allow: '10.0.0.1/8' is not an IPv4 or IPv6 prefix"* ]]
+	check_err $? "allow 10.0.0.1/8: '$out'"
+	log_test "allow with host bits set: refused, naming the prefix"
+}
+
+still_running()
+{
+	kill -0 "$EXPORTER" 2>/dev/null
+	check_err $? "exporter died: $(tail -5 "$TMP/EXPORTER.log")"
+	log_test "exporter still running"
+}
+
+ALL_TESTS="no_flood flood distributed_flood allow_list still_running"
+tests_run
 exit $EXIT_STATUS

@@ -14,7 +14,21 @@
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-fuzz_run fuzz_stamp "STAMP packet parser" || exit $ksft_skip
-fuzz_run fuzz_record "transaction record decoder" || exit $ksft_skip
-fuzz_run fuzz_reserve "reservation file parser" || exit $ksft_skip
+fuzz_stamp()
+{
+	fuzz_run fuzz_stamp "STAMP packet parser" || exit $ksft_skip
+}
+
+fuzz_record()
+{
+	fuzz_run fuzz_record "transaction record decoder" || exit $ksft_skip
+}
+
+fuzz_reserve()
+{
+	fuzz_run fuzz_reserve "reservation file parser" || exit $ksft_skip
+}
+
+ALL_TESTS="fuzz_stamp fuzz_record fuzz_reserve"
+tests_run
 exit $EXIT_STATUS

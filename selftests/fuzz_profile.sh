@@ -11,6 +11,12 @@
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-fuzz_run fuzz_profile "profile parser" "$(dirname "$(readlink -f "$0")")/../tc-profiles" ||
-	exit $ksft_skip
+fuzz_profile()
+{
+	fuzz_run fuzz_profile "profile parser" "$(dirname "$(readlink -f "$0")")/../tc-profiles" ||
+		exit $ksft_skip
+}
+
+ALL_TESTS="fuzz_profile"
+tests_run
 exit $EXIT_STATUS

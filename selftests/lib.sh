@@ -4,7 +4,9 @@
 # Shared helpers for the network selftests, modelled on the kernel's
 # tools/testing/selftests/net/lib.sh: namespaces created with a unique
 # suffix and their removal registered as they are made, deferred cleanup
-# run on every exit path, check_err/log_test, ksft exit codes.
+# run on every exit path, check_err/log_test, ksft exit codes; and on
+# forwarding/lib.sh for the runner: ALL_TESTS, tests_run, TESTS="name ...",
+# a defer scope per test (Documentation/testing.rst, "Writing a suite").
 #
 # Every qosctl call in a namespace goes through nsenter --net, the way an
 # operator enters a router namespace; qosctl itself needs no bpffs.
@@ -23,23 +25,90 @@ KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-no}
 # and checks the tcx path (Documentation/testing.rst).
 export QOSCTL_ATTACH=${QOSCTL_ATTACH:-clsact}
 
-# Cleanup stack: each entry is a command, run last-in first-out.
+# Cleanup stack: each entry is a command, run last-in first-out. The stack
+# is cut into scopes: tests_run opens one per test, so that what a test
+# defers runs when that test ends, and what the script defers (its
+# topology, its temporary directory) at exit. The shape of the kernel's
+# net/lib.sh defer_scope_push / defer_scope_pop; written for this lib.
 __defer=()
+__defer_scopes=()
 defer()
 {
 	__defer+=("$*")
 }
 
+# defer_scope_push: later defers belong to a new scope.
+defer_scope_push()
+{
+	__defer_scopes+=(${#__defer[@]})
+}
+
+# defer_scope_pop: run the innermost scope's defers, last first, and close
+# it; with no scope open, run the script's.
+defer_scope_pop()
+{
+	local i base=0 n=${#__defer_scopes[@]}
+
+	if [ "$n" -gt 0 ]; then
+		base=${__defer_scopes[n - 1]}
+		unset "__defer_scopes[n - 1]"
+	fi
+	for ((i = ${#__defer[@]} - 1; i >= base; i--)); do
+		eval "${__defer[i]}" >/dev/null 2>&1
+		unset "__defer[i]"
+	done
+}
+
+# defer_run: every scope, innermost first (the EXIT trap).
 defer_run()
 {
-	local i
-
-	for ((i = ${#__defer[@]} - 1; i >= 0; i--)); do
-		eval "${__defer[i]}" >/dev/null 2>&1
+	while [ ${#__defer_scopes[@]} -gt 0 ]; do
+		defer_scope_pop
 	done
-	__defer=()
+	defer_scope_pop
 }
 trap defer_run EXIT
+
+# in_defer_scope CMD...: run CMD in a scope of its own; CMD's status.
+in_defer_scope()
+{
+	local rc
+
+	defer_scope_push
+	"$@"
+	rc=$?
+	defer_scope_pop
+	return $rc
+}
+
+# A suite, as in the kernel's forwarding tests: one function per test,
+# their names in ALL_TESTS in the order they run, the script's setup at
+# top level, then `tests_run; exit $EXIT_STATUS`. TESTS="name ..." runs
+# only those tests, in that order; a name not in ALL_TESTS fails the
+# suite before any test runs. Each test runs in its own defer scope, with
+# RET cleared; a bare `log_test` reports under the test's name, and checks
+# a test leaves unreported are reported for it when it ends.
+TEST_NAME=
+tests_run()
+{
+	local t
+
+	for t in ${TESTS:-$ALL_TESTS}; do
+		if [[ " $(echo $ALL_TESTS) " != *" $t "* ]] || ! declare -F "$t" >/dev/null; then
+			echo "FAIL: unknown test '$t'; this suite has: $(echo $ALL_TESTS)"
+			exit $ksft_fail
+		fi
+	done
+	for t in ${TESTS:-$ALL_TESTS}; do
+		RET=0
+		retmsg=
+		TEST_NAME=$t
+		in_defer_scope "$t"
+		[ "$RET" -ne 0 ] && log_test "$t"
+		TEST_NAME=
+	done
+	return 0
+}
 
 require_root()
 {
@@ -68,6 +137,23 @@ require_cmd()
 			exit $ksft_skip
 		fi
 	done
+}
+
+# require_qosctl: skip the suite when qosctl is not built.
+require_qosctl()
+{
+	if [ ! -x "$QOSCTL" ]; then
+		echo "SKIP: $QOSCTL is not built (make)"
+		exit $ksft_skip
+	fi
+}
+
+# tmp_setup: TMP, a directory removed when the scope that calls it ends
+# (at top level: at exit).
+tmp_setup()
+{
+	TMP=$(mktemp -d) || exit $ksft_fail
+	defer rm -rf "$TMP"
 }
 
 # setup_ns VAR... : create one namespace per variable name, store its name
@@ -279,6 +365,71 @@ state_cleanup()
 	rm -f "/run/qosctl/$2-"*
 }
 
+# tc_snapshot NS DEV...: each DEV's qdiscs, classes and clsact filters as
+# tc prints them with -d (no counters), to compare before and after a
+# step. Qdiscs sorted: the kernel lists them in the order of its handle
+# hash and of their creation, so a leaf re-created by a rollback moves in
+# the list and is the same state.
+tc_snapshot()
+{
+	local ns=$1 dev
+
+	shift
+	for dev in "$@"; do
+		tc -n "$ns" -d qdisc show dev "$dev" | sort
+		tc -n "$ns" -d class show dev "$dev"
+		tc -n "$ns" filter show dev "$dev" ingress
+		tc -n "$ns" filter show dev "$dev" egress
+	done
+}
+
+# dev_clean NS DEV: DEV as qosctl found it: the kernel's default root
+# qdisc and no clsact; else what is left, on stdout, and status 1.
+dev_clean()
+{
+	local root n
+
+	root=$(tc -n "$1" -j qdisc show dev "$2" root | jq -r '.[0].handle')
+	[ "$root" = "0:" ] || { echo "dev $2: root qdisc $root, not the default"; return 1; }
+	n=$(tc -n "$1" -j qdisc show dev "$2" | jq '[.[] | select(.kind == "clsact")] | length')
+	[ "$n" -eq 0 ] || { echo "dev $2: clsact left behind"; return 1; }
+}
+
+# slot_prog NS DEV DIR: the ids of the programs at qosctl's clsact filter
+# (handle 0x51) of DEV's DIR (ingress or egress), comma-separated; empty
+# when the slot is free.
+slot_prog()
+{
+	tc -n "$1" -j filter show dev "$2" "$3" |
+		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
+}
+
+# shown_progs NS DEV: "INGRESS EGRESS", the programs `qosctl show -j` names
+# for DEV, "-" for no ingress program.
+shown_progs()
+{
+	qosctl_ns "$1" show dev "$2" -j | jq -r '"\(.programs.ingress // "-") \(.programs.egress)"'
+}
+
+# tc_classes NS DEV [CLASSID]: the ids of DEV's classes, one a line; with
+# CLASSID, that class's line of `tc class show` (tc 6.1 prints no JSON for
+# HTB classes).
+tc_classes()
+{
+	tc -n "$1" class show dev "$2" | awk -v c="${3:-}" '
+		c == "" { print $3 }
+		c != "" && $3 == c'
+}
+
+# tc_class_sent NS DEV CLASSID: the packets tc counts as sent by class
+# CLASSID of DEV, -1 if there is no such class.
+tc_class_sent()
+{
+	tc -n "$1" -s class show dev "$2" |
+		awk -v c="$3" '$1 == "class" { on = $3 == c } on && $1 == "Sent" { print $4; n++ }
+			END { if (!n) print -1 }'
+}
+
 # ping_summary [FILE]: "TRANSMITTED RECEIVED" from the summary line of
 # `ping -q` in FILE (stdin without one); "0 0" when there is none.
 ping_summary()
@@ -290,6 +441,21 @@ ping_summary()
 				rx = $(i - 1)
 	}
 	END { print tx + 0, rx + 0 }' "${1:--}"
+}
+
+# veth_pair NS DEV PEER: a veth pair in NS, both ends up.
+veth_pair()
+{
+	ip -n "$1" link add "$2" type veth peer name "$3" &&
+		ip -n "$1" link set "$2" up && ip -n "$1" link set "$3" up
+}
+
+# pings_answered FILE COUNT: the summary of `ping -q` in FILE says COUNT
+# sent and every one answered; PING_TX and PING_RX are what it says.
+pings_answered()
+{
+	read -r PING_TX PING_RX < <(ping_summary "$1")
+	[ "$PING_TX" -eq "$2" ] && [ "$PING_RX" -eq "$PING_TX" ]
 }
 
 # topo_h1_r_h2: h1 -- r -- h2 over veth, IPv4 and IPv6 on each side,
@@ -341,6 +507,24 @@ topo_h1_r_h2()
 	neigh_static "$H2" "$H2_IF" 10.1.2.2 2001:db8:2::2 "$R" "$R_IF2"
 }
 
+# topo_setup [LABEL]: topo_h1_r_h2 as a script's setup, one TEST line;
+# the suite stops there without its topology.
+topo_setup()
+{
+	RET=0
+	topo_h1_r_h2
+	check_err $? "topology setup failed"
+	log_setup "${1:-topology h1 - r - h2}"
+}
+
+# log_setup LABEL: log_test for a step of the script's setup; the suite
+# stops there if it failed (the tests after it would only fail again).
+log_setup()
+{
+	log_test "$1"
+	[ "$EXIT_STATUS" -eq 0 ] || exit $ksft_fail
+}
+
 # topo_h1_r_h2_applied PROFILE RATE: topo_h1_r_h2 with PROFILE applied at
 # RATE on both of r's interfaces. Skips the test without HTB, fails it
 # without the topology; an apply that fails is a check_err.
@@ -354,6 +538,66 @@ topo_h1_r_h2_applied()
 		qosctl_ns "$R" apply "$1" dev "$dev" rate "$2"
 		check_err $? "apply on $dev"
 	done
+}
+
+# profile_section NAME KEY=VALUE...: one section of a test profile,
+# "[NAME]" and a "key = value" line for each argument.
+profile_section()
+{
+	local kv
+
+	echo "[$1]"
+	shift
+	for kv in "$@"; do
+		echo "${kv%%=*} = ${kv#*=}"
+	done
+}
+
+# profile_pip KEY=VALUE...: the pip class of the test profiles (pip-20pct's:
+# id 2, DSCP 46, priority 0, 20% and no more), with KEYs added.
+profile_pip()
+{
+	profile_section "class pip" id=2 dscp=46 priority=0 rate=20% ceil=20% "$@"
+}
+
+# fam_name 4|6: IPv4 or IPv6.
+fam_name()
+{
+	[ "$1" = 4 ] && echo IPv4 || echo IPv6
+}
+
+# irtt_probe NS VAR DST JSON [ARGS...]: an irtt client in NS to DST at
+# nice -20, every $PROBE_INTERVAL for $PROBE_DURATION, its JSON in JSON;
+# started as spawn_ns VAR (reap_pid $VAR for its status).
+irtt_probe()
+{
+	local ns=$1 var=$2 dst=$3 json=$4
+
+	shift 4
+	spawn_ns "$ns" "$var" nice -n -20 irtt client -Q -i "$PROBE_INTERVAL" \
+		-d "$PROBE_DURATION" "$@" -o "$json" "$dst"
+}
+
+# rtt_summary FILE [Q]: "samples p50 pQ loss%" from irtt's JSON, RTTs in
+# ms, Q 0.99 unless given; percentiles by nearest rank over the replies
+# received.
+rtt_summary()
+{
+	local s loss
+
+	s=$(jq -r --argjson hi "${2:-0.99}" \
+		'[.round_trips[] | select(.lost == "false") | .delay.rtt] | sort as $r
+		 | ($r | length) as $n
+		 | def q(p): if $n == 0 then -1 else $r[((p * $n) | ceil) - 1] / 1e6 end;
+		 "\($n) \(q(0.5)) \(q($hi))"' "$1" 2>/dev/null) || return 1
+	loss=$(jq -r '.stats.packet_loss_percent' "$1" 2>/dev/null) || return 1
+	echo "$s $loss"
+}
+
+# fcmp EXPR A B: floating-point comparison in awk, e.g. fcmp "a <= b" 1 2.
+fcmp()
+{
+	awk -v a="$2" -v b="$3" "BEGIN { exit !($1) }"
 }
 
 # neigh_static NS IF V4 V6 PEER_NS PEER_IF: permanent neighbours for V4 and
@@ -401,10 +645,11 @@ xfail_on_slow()
 	fi
 }
 
-# log_test NAME: print one TEST line for the checks since the last call.
+# log_test [NAME]: print one TEST line for the checks since the last call;
+# NAME defaults to the running test's.
 log_test()
 {
-	local name=$1
+	local name=${1:-$TEST_NAME}
 
 	if [ "$RET" -eq "$ksft_xfail" ]; then
 		printf "TEST: %-70s [XFAIL]\n" "$name"
@@ -422,7 +667,7 @@ log_test()
 
 log_test_skip()
 {
-	printf "TEST: %-70s [SKIP]\n" "$1"
+	printf "TEST: %-70s [SKIP]\n" "${1:-$TEST_NAME}"
 	[ -n "${2:-}" ] && printf "\t%s\n" "$2"
 }
 

@@ -29,30 +29,19 @@ STEPS="record load rules police tree cfg attach prune commit"
 
 require_root
 require_cmd jq tc ping unshare
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 topo_h1_r_h2 || exit $ksft_fail
 
 # is_clean DEV: what a device looks like when qosctl never touched it.
 is_clean()
 {
-	local dev=$1 root clsact
+	local dev=$1
 
-	root=$(tc -n "$R" -j qdisc show dev "$dev" root | jq -r '.[0].handle')
-	[ "$root" = "0:" ] || { echo "dev $dev: root qdisc $root, not the default"; return 1; }
-	clsact=$(tc -n "$R" -j qdisc show dev "$dev" | jq '[.[] | select(.kind == "clsact")] | length')
-	[ "$clsact" -eq 0 ] || { echo "dev $dev: clsact left behind"; return 1; }
+	dev_clean "$R" "$dev" || return 1
 	[ -z "$(dev_files "$R" "$dev")" ] || { echo "dev $dev: files left in /run/qosctl"; return 1; }
-}
-
-# filter_prog DEV DIR: id of the program at qosctl's filter (handle 0x51).
-filter_prog()
-{
-	tc -n "$R" -j filter show dev "$1" "$2" |
-		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
 }
 
 # is_applied DEV PROFILE: `show -j` names PROFILE and agrees with tc on the
@@ -68,7 +57,7 @@ is_applied()
 	[ "$(jq -r .handle <<<"$show")" = "$(jq -r '.[] | select(.root) | .handle' <<<"$qd")" ] ||
 		{ echo "dev $dev: show and tc disagree on the root qdisc"; return 1; }
 	for d in ingress egress; do
-		[ "$(jq -r ".programs.$d // empty" <<<"$show")" = "$(filter_prog "$dev" $d)" ] ||
+		[ "$(jq -r ".programs.$d // empty" <<<"$show")" = "$(slot_prog "$R" "$dev" $d)" ] ||
 			{ echo "dev $dev: show and tc disagree on the $d program"; return 1; }
 	done
 	while read -r c; do
@@ -287,9 +276,6 @@ test_rules_full()
 	qosctl_ns "$R" remove dev "$R_IF1"
 }
 
-test_crash
-test_recreate
-test_parallel
-test_no_bpffs
-test_rules_full
+ALL_TESTS="test_crash test_recreate test_parallel test_no_bpffs test_rules_full"
+tests_run
 exit $EXIT_STATUS

@@ -32,8 +32,7 @@ fi
 topo_h1_r_h2_applied pip-20pct 100mbit
 qosctl_ns "$R" rule add dev "$R_IF1" name steer flowlabel $LABEL class pip
 check_err $? "rule add"
-log_test "apply pip-20pct on r, rule flowlabel $LABEL class pip"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "apply pip-20pct on r, rule flowlabel $LABEL class pip"
 
 # ctr DEV DIR CLASS: IPv6 packets of CLASS in direction DIR on DEV.
 ctr()
@@ -92,43 +91,72 @@ rule_hits()
 	qosctl_ns "$R" rule list dev "$R_IF1" -j | jq -r '.[] | select(.name == "steer") | .packets'
 }
 
-before=$(quiet_snapshot)
-send $LABEL
-check_err $? "udp_send"
-after=$(quiet_snapshot)
-set -- $(deltas "$before" "$after")
-[ "$1" -eq $COUNT ]; check_err $? "ingress pip +$1, expected +$COUNT"
-[ "$2" -eq 0 ]; check_err $? "ingress be +$2, expected +0"
-[ "$(rule_hits)" -eq $COUNT ]; check_err $? "rule hits $(rule_hits), expected $COUNT"
-log_test "flow label $LABEL classified PIP at r ingress ($1 packets, rule hits)"
-[ "$3" -eq $COUNT ]; check_err $? "egress pip +$3, expected +$COUNT"
-[ "$4" -eq 0 ]; check_err $? "egress be +$4, expected +0"
-[ "$5" -eq $COUNT ]; check_err $? "HTB pip class sent +$5, expected +$COUNT"
-log_test "flow label $LABEL queued in PIP at r egress ($5 packets through HTB pip)"
+# labelled LABEL: COUNT datagrams with LABEL between two quiet snapshots;
+# DELTA is their difference ("pip_in be_in pip_out be_out pip_qdisc"),
+# HITS the rule's hits before.
+labelled()
+{
+	local before after
 
-before=$after
-send $OTHER
-check_err $? "udp_send"
-after=$(quiet_snapshot)
-set -- $(deltas "$before" "$after")
-[ "$1" -eq 0 ]; check_err $? "ingress pip +$1, expected +0"
-[ "$2" -eq $COUNT ]; check_err $? "ingress be +$2, expected +$COUNT"
-[ "$3" -eq 0 ]; check_err $? "egress pip +$3, expected +0"
-[ "$4" -eq $COUNT ]; check_err $? "egress be +$4, expected +$COUNT"
-[ "$(rule_hits)" -eq $COUNT ]; check_err $? "rule hits $(rule_hits), expected $COUNT"
-log_test "identical flow with flow label $OTHER stays BE (in and out)"
+	before=$(quiet_snapshot)
+	HITS=$(rule_hits)
+	send "$1"
+	check_err $? "udp_send"
+	after=$(quiet_snapshot)
+	DELTA=$(deltas "$before" "$after")
+}
 
-ids_before=$(in_ns "$R" tc -j filter show dev "$R_IF1" ingress | jq -c '[.[].options.prog.id // empty]')
-qosctl_ns "$R" rule del dev "$R_IF1" name steer
-check_err $? "rule del"
-before=$after
-send $LABEL
-after=$(quiet_snapshot)
-set -- $(deltas "$before" "$after")
-[ "$1" -eq 0 ]; check_err $? "ingress pip +$1, expected +0"
-[ "$2" -eq $COUNT ]; check_err $? "ingress be +$2, expected +$COUNT"
-ids_after=$(in_ns "$R" tc -j filter show dev "$R_IF1" ingress | jq -c '[.[].options.prog.id // empty]')
-[ "$ids_before" = "$ids_after" ]; check_err $? "programs changed: $ids_before -> $ids_after"
-log_test "rule deleted live: flow label $LABEL back to BE, same program"
+# The labelled flow goes to PIP at both ends of r.
+label_steers()
+{
+	local hits
 
+	labelled $LABEL
+	hits=$HITS
+	set -- $DELTA
+	[ "$1" -eq $COUNT ]; check_err $? "ingress pip +$1, expected +$COUNT"
+	[ "$2" -eq 0 ]; check_err $? "ingress be +$2, expected +0"
+	[ "$(rule_hits)" -eq $((hits + COUNT)) ]; check_err $? "rule hits $(rule_hits), expected $((hits + COUNT))"
+	log_test "flow label $LABEL classified PIP at r ingress ($1 packets, rule hits)"
+	[ "$3" -eq $COUNT ]; check_err $? "egress pip +$3, expected +$COUNT"
+	[ "$4" -eq 0 ]; check_err $? "egress be +$4, expected +0"
+	[ "$5" -eq $COUNT ]; check_err $? "HTB pip class sent +$5, expected +$COUNT"
+	log_test "flow label $LABEL queued in PIP at r egress ($5 packets through HTB pip)"
+}
+
+# The same flow with another label stays BE.
+other_label()
+{
+	local hits
+
+	labelled $OTHER
+	hits=$HITS
+	set -- $DELTA
+	[ "$1" -eq 0 ]; check_err $? "ingress pip +$1, expected +0"
+	[ "$2" -eq $COUNT ]; check_err $? "ingress be +$2, expected +$COUNT"
+	[ "$3" -eq 0 ]; check_err $? "egress pip +$3, expected +0"
+	[ "$4" -eq $COUNT ]; check_err $? "egress be +$4, expected +$COUNT"
+	[ "$(rule_hits)" -eq "$hits" ]; check_err $? "rule hits $(rule_hits), expected $hits"
+	log_test "identical flow with flow label $OTHER stays BE (in and out)"
+}
+
+# Deleted live, the rule steers nothing and the program stays.
+rule_deleted()
+{
+	local ids_before ids_after
+
+	ids_before=$(in_ns "$R" tc -j filter show dev "$R_IF1" ingress | jq -c '[.[].options.prog.id // empty]')
+	qosctl_ns "$R" rule del dev "$R_IF1" name steer
+	check_err $? "rule del"
+	labelled $LABEL
+	set -- $DELTA
+	[ "$1" -eq 0 ]; check_err $? "ingress pip +$1, expected +0"
+	[ "$2" -eq $COUNT ]; check_err $? "ingress be +$2, expected +$COUNT"
+	ids_after=$(in_ns "$R" tc -j filter show dev "$R_IF1" ingress | jq -c '[.[].options.prog.id // empty]')
+	[ "$ids_before" = "$ids_after" ]; check_err $? "programs changed: $ids_before -> $ids_after"
+	log_test "rule deleted live: flow label $LABEL back to BE, same program"
+}
+
+ALL_TESTS="label_steers other_label rule_deleted"
+tests_run
 exit $EXIT_STATUS

@@ -51,25 +51,6 @@ PIP_SLACK_MS=1
 RATE_TOL=2
 [ "$KSFT_MACHINE_SLOW" = yes ] && RATE_TOL=5
 
-fam_name()
-{
-	[ "$1" = 4 ] && echo IPv4 || echo IPv6
-}
-
-# rtt_summary FILE: "samples p50 p90 loss%" from irtt's JSON, RTTs in ms;
-# percentiles by nearest rank over the replies received.
-rtt_summary()
-{
-	local n p50 p90 loss
-
-	read -r n p50 p90 < <(jq -r '[.round_trips[] | select(.lost == "false") | .delay.rtt]
-		| sort as $r | ($r | length) as $n
-		| def q(p): if $n == 0 then -1 else $r[((p * $n) | ceil) - 1] / 1e6 end;
-		"\($n) \(q(0.5)) \(q(0.9))"' "$1" 2>/dev/null)
-	loss=$(jq -r '.stats.packet_loss_percent' "$1" 2>/dev/null)
-	echo "${n:-0} ${p50:--1} ${p90:--1} ${loss:-100}"
-}
-
 # pip_probe FAMILY TAG: irtt from h2 to h1 with DSCP 46, through the IFB.
 pip_probe()
 {
@@ -141,8 +122,8 @@ rate_and_rtt()
 		# The stamps' error must stay well inside the tolerance.
 		awk -v e="$rerr" 'BEGIN { exit !(e <= 0.002) }' ||
 			err=${err:-"reading the counters took too long (error $rerr of the interval)"}
-		read -r n u50 u90 uloss <<<"$(rtt_summary "$TMP/pip-u$fam.json")"
-		read -r x l50 l90 lloss <<<"$(rtt_summary "$TMP/pip-l$fam.json")"
+		read -r n u50 u90 uloss <<<"$(rtt_summary "$TMP/pip-u$fam.json" 0.9 || echo 0 -1 -1 100)"
+		read -r x l50 l90 lloss <<<"$(rtt_summary "$TMP/pip-l$fam.json" 0.9 || echo 0 -1 -1 100)"
 		pip_drop=$(( $(ifb_class "$after" pip drops) - $(ifb_class "$before" pip drops) ))
 		be_backlog=$(ifb_class "$after" be backlog_packets)
 		echo "INFO: $name try $attempt: delivered $bps bit/s over $MEASURE_S s;" \
@@ -336,6 +317,26 @@ faults()
 }
 
 # have_ifb: can an IFB be created? Probed in a throw-away namespace.
+rate_and_rtt_v4()
+{
+	rate_and_rtt 4
+}
+
+rate_and_rtt_v6()
+{
+	rate_and_rtt 6
+}
+
+faults_fresh()
+{
+	faults ""
+}
+
+faults_applied()
+{
+	faults pip-20pct
+}
+
 have_ifb()
 {
 	local ns=probe-$(mktemp -u XXXXXX) rc
@@ -349,12 +350,11 @@ have_ifb()
 
 require_root
 require_cmd irtt iperf3 jq tc ip nsenter awk
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
-qdisc_available htb || { echo "SKIP: the kernel has no HTB qdisc"; exit $ksft_skip; }
+require_qosctl
+require_qdisc htb
 have_ifb || { echo "SKIP: the kernel has no IFB device (CONFIG_IFB)"; exit $ksft_skip; }
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 # pip-20pct with download shaping in the profile, and a BE queue deep
 # enough (250 ms) that a flood sender stalled by a busy machine does not
@@ -370,8 +370,7 @@ bg_ns "$H1" irtt_srv nice -n -20 irtt server -b "$H1_V4,[$H1_V6]" >"$TMP/irtt.lo
 bg_ns "$H1" iperf_srv iperf3 -s >"$TMP/iperf3-server.log" 2>&1
 wait_listen "$H1" u 2112 && wait_listen "$H1" t 5201
 check_err $? "irtt or iperf3 server in h1 did not start"
-log_test "topology h1 - r - h2, irtt and iperf3 servers in h1"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "topology h1 - r - h2, irtt and iperf3 servers in h1"
 IFB=$(ifb_name)
 STATE_CLEAN=$(dev_state)
 
@@ -406,15 +405,9 @@ RET=0
 out=$(qosctl_ns "$R" apply "$PROFILE" dev "$R_IF2" rate 1gbit 2>&1) &&
 	ip -n "$R" -j link show dev "$IFB" | jq -e '.[0].flags | index("UP")' >/dev/null
 check_err $? "apply, or $IFB missing or not up: $out"
-log_test "apply of a profile with ingress-rate = $IN_RATE creates $IFB, up"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "apply of a profile with ingress-rate = $IN_RATE creates $IFB, up"
 
-rate_and_rtt 4
-rate_and_rtt 6
-outputs
-lifecycle
-foreign
-faults ""
-faults pip-20pct
+ALL_TESTS="rate_and_rtt_v4 rate_and_rtt_v6 outputs lifecycle foreign faults_fresh faults_applied"
+tests_run
 
 exit $EXIT_STATUS

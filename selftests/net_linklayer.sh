@@ -45,11 +45,10 @@ DST6=2001:db8:2::99
 
 require_root
 require_cmd trafgen tc jq
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
-qdisc_available htb || { echo "SKIP: the kernel lacks sch_htb"; exit $ksft_skip; }
+require_qosctl
+require_qdisc htb
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 topo_h1_r_h2 || exit 1
 ip -n "$R" neigh replace $DST4 lladdr 02:00:00:00:00:99 dev "$R_IF2" nud permanent
 ip -n "$R" -6 neigh replace $DST6 lladdr 02:00:00:00:00:99 dev "$R_IF2" nud permanent
@@ -161,77 +160,108 @@ rate_case()
 	done
 }
 
-rate_case "$TMP/htb-1class" 0 0 ethernet
-rate_case "$TMP/htb-1class" 40 0 ethernet overhead 40 linklayer ethernet
-rate_case "$TMP/htb-1class" 40 0 atm overhead 40 linklayer atm
-rate_case "$TMP/htb-1class" 0 84 ethernet mpu 84
-rate_case tbf-shaper 40 0 ethernet overhead 40
-rate_case tbf-shaper 40 0 atm overhead 40 linklayer atm
+# The delivered rate matches the framing, HTB and TBF.
+rates_htb()
+{
+	rate_case "$TMP/htb-1class" 0 0 ethernet
+	rate_case "$TMP/htb-1class" 40 0 ethernet overhead 40 linklayer ethernet
+	rate_case "$TMP/htb-1class" 40 0 atm overhead 40 linklayer atm
+	rate_case "$TMP/htb-1class" 0 84 ethernet mpu 84
+}
 
-# What is installed, as qosctl and tc report it.
-apply pip-20pct overhead docsis linklayer atm
-check_err $? "apply with a preset: $(cat "$TMP/apply.log")"
-qosctl_ns "$R" show dev "$R_IF2" | grep -qx "overhead 4 mpu 64 linklayer atm"
-check_err $? "show does not report the preset with linklayer atm over it"
-qosctl_ns "$R" -j show dev "$R_IF2" |
-	jq -e '.overhead == 4 and .mpu == 64 and .linklayer == "atm"' >/dev/null
-check_err $? "show -j does not report overhead 4, mpu 64, atm"
-# tc has no JSON for HTB classes.
-n=$(tc -n "$R" class show dev "$R_IF2" | grep -c "^class htb .* overhead 4 .*linklayer atm")
-[ "$n" -eq 4 ]
-check_err $? "tc shows $n HTB classes with overhead 4 linklayer atm, expected all 4 (1:1 and 3 leaves)"
-log_test "show and tc report overhead docsis with linklayer atm"
+rates_tbf()
+{
+	rate_case tbf-shaper 40 0 ethernet overhead 40
+	rate_case tbf-shaper 40 0 atm overhead 40 linklayer atm
+}
 
-apply "$TMP/htb-1class" linklayer ptm
-check_err $? "apply linklayer ptm: $(cat "$TMP/apply.log")"
-# 2000000 / 65 * 64 = 1969230 bit/s, which tc prints as 1969Kbit.
-n=$(tc -n "$R" class show dev "$R_IF2" | grep -c "^class htb .* rate 1969Kbit .*ceil 1969Kbit")
-[ "$n" -eq 2 ]
-check_err $? "linklayer ptm: $n HTB classes at 64/65 of 2mbit, expected 2 (1:1, 1:13)"
-qosctl_ns "$R" show dev "$R_IF2" | grep -qx "overhead 0 mpu 0 linklayer ptm"
-check_err $? "show does not report linklayer ptm"
-log_test "linklayer ptm: every class at 64/65 of its rate"
+preset_reported()
+{
+	local n
 
-in_ns "$R" "$QOSCTL" apply pip-20pct dev "$R_IF2" rate ${RATE_BPS}bit overhead ethernet \
-	--dry-run | grep -q "htb rate ${RATE_BPS}bit .* overhead 24 mpu 84 linklayer ethernet$"
-check_err $? "--dry-run does not print the link layer of the ethernet preset"
-in_ns "$R" "$QOSCTL" apply pip-20pct dev "$R_IF2" rate 65mbit overhead pppoe-ptm --dry-run |
-	grep -q "classid 1:1 htb rate 64000000bit ceil 64000000bit .* overhead 8 mpu 0"
-check_err $? "--dry-run does not shape PTM at 64/65 of the rate"
-log_test "--dry-run prints the link layer, PTM in the rate"
+	# What is installed, as qosctl and tc report it.
+	apply pip-20pct overhead docsis linklayer atm
+	check_err $? "apply with a preset: $(cat "$TMP/apply.log")"
+	qosctl_ns "$R" show dev "$R_IF2" | grep -qx "overhead 4 mpu 64 linklayer atm"
+	check_err $? "show does not report the preset with linklayer atm over it"
+	qosctl_ns "$R" -j show dev "$R_IF2" |
+		jq -e '.overhead == 4 and .mpu == 64 and .linklayer == "atm"' >/dev/null
+	check_err $? "show -j does not report overhead 4, mpu 64, atm"
+	# tc has no JSON for HTB classes.
+	n=$(tc -n "$R" class show dev "$R_IF2" | grep -c "^class htb .* overhead 4 .*linklayer atm")
+	[ "$n" -eq 4 ]
+	check_err $? "tc shows $n HTB classes with overhead 4 linklayer atm, expected all 4 (1:1 and 3 leaves)"
+	log_test "show and tc report overhead docsis with linklayer atm"
+}
 
-# Refused: bad values, and ATM where the kernel cannot do it.
-before=$(tc -n "$R" -j class show dev "$R_IF2")
-out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 2mbit overhead 300 2>&1)
-check_fail $? "overhead 300 accepted"
-grep -q "overhead: '300' is neither a number of bytes (0-256) nor a preset" <<<"$out"
-check_err $? "overhead 300: unclear error: $out"
-out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 2mbit linklayer adsl 2>&1)
-check_fail $? "linklayer adsl accepted"
-grep -q "linklayer: 'adsl' is not a link layer (ethernet, atm, ptm)" <<<"$out"
-check_err $? "linklayer adsl: unclear error: $out"
-out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 200mbit linklayer atm 2>&1)
-check_fail $? "linklayer atm at 200mbit accepted"
-grep -q "linklayer atm: the kernel applies ATM cell framing at rates up to 100mbit only" <<<"$out"
-check_err $? "atm at 200mbit: unclear error: $out"
-[ "$(tc -n "$R" -j class show dev "$R_IF2")" = "$before" ]
-check_err $? "a refused apply changed the classes"
-sed -e 's/^\[profile\]$/[profile]\nmpu = 84\nlinklayer = atm/' \
-	"$(dirname "$(readlink -f "$0")")/../tc-profiles/pip-20pct" > "$TMP/atm-fast"
-out=$(qosctl_ns "$R" apply "$TMP/atm-fast" dev "$R_IF2" rate 1gbit 2>&1)
-check_fail $? "a profile with linklayer atm at 1gbit accepted"
-line=$(grep -n '^linklayer = atm$' "$TMP/atm-fast" | cut -d: -f1)
-grep -q "atm-fast:$line: linklayer: atm: the kernel applies ATM" <<<"$out"
-check_err $? "profile atm at 1gbit: error does not name file, line and key: $out"
-sed -i 's/^mpu = 84$/mpu = big/' "$TMP/atm-fast"
-out=$(qosctl_ns "$R" apply "$TMP/atm-fast" dev "$R_IF2" rate 2mbit 2>&1)
-check_fail $? "mpu = big accepted"
-grep -q "atm-fast:$((line - 1)): mpu: 'big' is not a number of bytes (0-256)" <<<"$out"
-check_err $? "mpu = big: error does not name file, line and key: $out"
-log_test "bad link-layer values refused with file, line and key; device unchanged"
+ptm()
+{
+	local n
 
-qosctl_ns "$R" remove dev "$R_IF2"
-check_err $? "remove failed"
-log_test "remove"
+	apply "$TMP/htb-1class" linklayer ptm
+	check_err $? "apply linklayer ptm: $(cat "$TMP/apply.log")"
+	# 2000000 / 65 * 64 = 1969230 bit/s, which tc prints as 1969Kbit.
+	n=$(tc -n "$R" class show dev "$R_IF2" | grep -c "^class htb .* rate 1969Kbit .*ceil 1969Kbit")
+	[ "$n" -eq 2 ]
+	check_err $? "linklayer ptm: $n HTB classes at 64/65 of 2mbit, expected 2 (1:1, 1:13)"
+	qosctl_ns "$R" show dev "$R_IF2" | grep -qx "overhead 0 mpu 0 linklayer ptm"
+	check_err $? "show does not report linklayer ptm"
+	log_test "linklayer ptm: every class at 64/65 of its rate"
+}
 
+dry_run()
+{
+	in_ns "$R" "$QOSCTL" apply pip-20pct dev "$R_IF2" rate ${RATE_BPS}bit overhead ethernet \
+		--dry-run | grep -q "htb rate ${RATE_BPS}bit .* overhead 24 mpu 84 linklayer ethernet$"
+	check_err $? "--dry-run does not print the link layer of the ethernet preset"
+	in_ns "$R" "$QOSCTL" apply pip-20pct dev "$R_IF2" rate 65mbit overhead pppoe-ptm --dry-run |
+		grep -q "classid 1:1 htb rate 64000000bit ceil 64000000bit .* overhead 8 mpu 0"
+	check_err $? "--dry-run does not shape PTM at 64/65 of the rate"
+	log_test "--dry-run prints the link layer, PTM in the rate"
+}
+
+refused()
+{
+	local before out line
+
+	# Refused: bad values, and ATM where the kernel cannot do it.
+	before=$(tc -n "$R" -j class show dev "$R_IF2")
+	out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 2mbit overhead 300 2>&1)
+	check_fail $? "overhead 300 accepted"
+	grep -q "overhead: '300' is neither a number of bytes (0-256) nor a preset" <<<"$out"
+	check_err $? "overhead 300: unclear error: $out"
+	out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 2mbit linklayer adsl 2>&1)
+	check_fail $? "linklayer adsl accepted"
+	grep -q "linklayer: 'adsl' is not a link layer (ethernet, atm, ptm)" <<<"$out"
+	check_err $? "linklayer adsl: unclear error: $out"
+	out=$(qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 200mbit linklayer atm 2>&1)
+	check_fail $? "linklayer atm at 200mbit accepted"
+	grep -q "linklayer atm: the kernel applies ATM cell framing at rates up to 100mbit only" <<<"$out"
+	check_err $? "atm at 200mbit: unclear error: $out"
+	[ "$(tc -n "$R" -j class show dev "$R_IF2")" = "$before" ]
+	check_err $? "a refused apply changed the classes"
+	sed -e 's/^\[profile\]$/[profile]\nmpu = 84\nlinklayer = atm/' \
+		"$(dirname "$(readlink -f "$0")")/../tc-profiles/pip-20pct" > "$TMP/atm-fast"
+	out=$(qosctl_ns "$R" apply "$TMP/atm-fast" dev "$R_IF2" rate 1gbit 2>&1)
+	check_fail $? "a profile with linklayer atm at 1gbit accepted"
+	line=$(grep -n '^linklayer = atm$' "$TMP/atm-fast" | cut -d: -f1)
+	grep -q "atm-fast:$line: linklayer: atm: the kernel applies ATM" <<<"$out"
+	check_err $? "profile atm at 1gbit: error does not name file, line and key: $out"
+	sed -i 's/^mpu = 84$/mpu = big/' "$TMP/atm-fast"
+	out=$(qosctl_ns "$R" apply "$TMP/atm-fast" dev "$R_IF2" rate 2mbit 2>&1)
+	check_fail $? "mpu = big accepted"
+	grep -q "atm-fast:$((line - 1)): mpu: 'big' is not a number of bytes (0-256)" <<<"$out"
+	check_err $? "mpu = big: error does not name file, line and key: $out"
+	log_test "bad link-layer values refused with file, line and key; device unchanged"
+}
+
+remove()
+{
+	qosctl_ns "$R" remove dev "$R_IF2"
+	check_err $? "remove failed"
+	log_test "remove"
+}
+
+ALL_TESTS="rates_htb rates_tbf preset_reported ptm dry_run refused remove"
+tests_run
 exit $EXIT_STATUS

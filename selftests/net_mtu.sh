@@ -34,8 +34,7 @@ PINGS=10
 require_root
 require_cmd jq ping tc
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 topo_h1_r_h2 || exit $ksft_fail
 for ns_if in "$H1 $H1_IF" "$R $R_IF1" "$R $R_IF2" "$H2 $H2_IF"; do
 	set -- $ns_if
@@ -72,63 +71,81 @@ jumbo()
 	log_test "$p: ipv$fam DSCP $((tos >> 2)): $PINGS frames of $FRAME bytes, all passed"
 }
 
-for pf in "$(dirname "$(readlink -f "$0")")"/../tc-profiles/*; do
-	p=$(basename "$pf")
-	sched=$(sed -n 's/^scheduler *= *//p' "$pf")
-	if [ "$sched" = prio ] && ! qdisc_available prio; then
-		log_test_skip "$p: jumbo frames" "sch_prio is not available on this kernel"
-		continue
-	fi
-	for dev in "$R_IF1" "$R_IF2"; do
-		out=$(qosctl_ns "$R" apply "$p" dev "$dev" rate 100mbit 2>&1 >/dev/null)
-		check_err $? "apply $p dev $dev: $out"
-	done
-	drops0=$(qosctl_ns "$R" stats dev "$R_IF2" -j | jq '.qdisc.drops // 0')
-	log_test "$p: applied on both of r's devices at MTU $MTU"
-	for fam in 4 6; do
-		jumbo "$p" $fam 0xb8
-		jumbo "$p" $fam 0
-	done
-	drops=$(qosctl_ns "$R" stats dev "$R_IF2" -j | jq '.qdisc.drops // 0')
-	[ "$drops" -eq "$drops0" ]
-	check_err $? "the qdisc dropped $((drops - drops0)) packets"
-	log_test "$p: no qdisc drop"
-	for dev in "$R_IF1" "$R_IF2"; do
-		qosctl_ns "$R" remove dev "$dev" >/dev/null
-	done
-done
+# Every profile at MTU 9000: jumbo frames of each family and DSCP pass.
+jumbo_frames()
+{
+	local pf p sched dev out drops0 drops fam
 
-# The sizes, through --dry-run on $R_IF2 (MTU 9000).
+	for pf in "$(dirname "$(readlink -f "$0")")"/../tc-profiles/*; do
+		p=$(basename "$pf")
+		sched=$(sed -n 's/^scheduler *= *//p' "$pf")
+		if [ "$sched" = prio ] && ! qdisc_available prio; then
+			log_test_skip "$p: jumbo frames" "sch_prio is not available on this kernel"
+			continue
+		fi
+		for dev in "$R_IF1" "$R_IF2"; do
+			out=$(qosctl_ns "$R" apply "$p" dev "$dev" rate 100mbit 2>&1 >/dev/null)
+			check_err $? "apply $p dev $dev: $out"
+		done
+		drops0=$(qosctl_ns "$R" stats dev "$R_IF2" -j | jq '.qdisc.drops // 0')
+		log_test "$p: applied on both of r's devices at MTU $MTU"
+		for fam in 4 6; do
+			jumbo "$p" $fam 0xb8
+			jumbo "$p" $fam 0
+		done
+		drops=$(qosctl_ns "$R" stats dev "$R_IF2" -j | jq '.qdisc.drops // 0')
+		[ "$drops" -eq "$drops0" ]
+		check_err $? "the qdisc dropped $((drops - drops0)) packets"
+		log_test "$p: no qdisc drop"
+		for dev in "$R_IF1" "$R_IF2"; do
+			qosctl_ns "$R" remove dev "$dev" >/dev/null
+		done
+	done
+}
+
 # tbf_profile LINE...: a one-class TBF profile ending with LINEs (line 8 on).
 tbf_profile()
 {
 	printf '[profile]\nscheduler = tbf\ndefault = all\n\n[class all]\nid = 3\nrate = 100%%\n'
 	printf '%s\n' "$@"
 }
+# The sizes, through --dry-run on $R_IF2.
+dry_run_sizes()
+{
+	local out
+
+	out=$(qosctl_ns "$R" apply "$TMP/tbf" dev "$R_IF2" rate 10mbit --dry-run 2>&1)
+	grep -q "^tc qdisc replace dev $R_IF2 root handle 1: tbf rate 10000000bit burst $((1250 + FRAME))b " <<<"$out"
+	check_err $? "TBF burst is not 1250 + $FRAME bytes: $(grep tbf <<<"$out")"
+	log_test "TBF without a burst: 1 ms at 10mbit + one $FRAME-byte frame"
+	out=$(qosctl_ns "$R" apply cbq-like dev "$R_IF2" rate 1mbit --dry-run 2>&1)
+	grep -q "burst $((4 * FRAME))b cburst $((4 * FRAME))b" <<<"$out"
+	check_err $? "cbq-like pip (maxburst 4): no burst of 4 x $FRAME bytes"
+	grep -q "bfifo limit $((2 * FRAME))b" <<<"$out"
+	check_err $? "no bfifo at its floor of 2 x $FRAME bytes: $(grep bfifo <<<"$out")"
+	log_test "maxburst 4 is 4 frames of $FRAME bytes; a bfifo holds at least 2"
+}
+
+small_burst_warned()
+{
+	local W out
+
+	W="qosctl: warning: $TMP/small:8: burst: [class all] a burst of 4096 bytes is less than a full frame at MTU $MTU ($FRAME bytes)"
+	out=$(qosctl_ns "$R" apply "$TMP/small" dev "$R_IF2" rate 10mbit 2>&1 >/dev/null)
+	[ "$out" = "$W" ]
+	check_err $? "apply: got '$out', want '$W'"
+	qosctl_ns "$R" remove dev "$R_IF2" >/dev/null
+	out=$("$QOSCTL" validate "$TMP/small" mtu $MTU 2>&1 >/dev/null)
+	[ "$out" = "$W" ]
+	check_err $? "validate mtu $MTU: got '$out', want '$W'"
+	out=$("$QOSCTL" validate "$TMP/small" 2>&1 | head -1)
+	[ "$out" = "$TMP/small: ok (1 classes, 0 rules; bursts checked at MTU 1500, assumed: give 'mtu N')" ]
+	check_err $? "validate without mtu: got '$out'"
+	log_test "a 4kb burst at MTU $MTU: warned by apply and validate mtu $MTU, not at 1500"
+}
+
 tbf_profile "leaf = bfifo" "limit = 20000" >"$TMP/tbf"
 tbf_profile "burst = 4kb" >"$TMP/small"
-out=$(qosctl_ns "$R" apply "$TMP/tbf" dev "$R_IF2" rate 10mbit --dry-run 2>&1)
-grep -q "^tc qdisc replace dev $R_IF2 root handle 1: tbf rate 10000000bit burst $((1250 + FRAME))b " <<<"$out"
-check_err $? "TBF burst is not 1250 + $FRAME bytes: $(grep tbf <<<"$out")"
-log_test "TBF without a burst: 1 ms at 10mbit + one $FRAME-byte frame"
-out=$(qosctl_ns "$R" apply cbq-like dev "$R_IF2" rate 1mbit --dry-run 2>&1)
-grep -q "burst $((4 * FRAME))b cburst $((4 * FRAME))b" <<<"$out"
-check_err $? "cbq-like pip (maxburst 4): no burst of 4 x $FRAME bytes"
-grep -q "bfifo limit $((2 * FRAME))b" <<<"$out"
-check_err $? "no bfifo at its floor of 2 x $FRAME bytes: $(grep bfifo <<<"$out")"
-log_test "maxburst 4 is 4 frames of $FRAME bytes; a bfifo holds at least 2"
-
-W="qosctl: warning: $TMP/small:8: burst: [class all] a burst of 4096 bytes is less than a full frame at MTU $MTU ($FRAME bytes)"
-out=$(qosctl_ns "$R" apply "$TMP/small" dev "$R_IF2" rate 10mbit 2>&1 >/dev/null)
-[ "$out" = "$W" ]
-check_err $? "apply: got '$out', want '$W'"
-qosctl_ns "$R" remove dev "$R_IF2" >/dev/null
-out=$("$QOSCTL" validate "$TMP/small" mtu $MTU 2>&1 >/dev/null)
-[ "$out" = "$W" ]
-check_err $? "validate mtu $MTU: got '$out', want '$W'"
-out=$("$QOSCTL" validate "$TMP/small" 2>&1 | head -1)
-[ "$out" = "$TMP/small: ok (1 classes, 0 rules; bursts checked at MTU 1500, assumed: give 'mtu N')" ]
-check_err $? "validate without mtu: got '$out'"
-log_test "a 4kb burst at MTU $MTU: warned by apply and validate mtu $MTU, not at 1500"
-
+ALL_TESTS="jumbo_frames dry_run_sizes small_burst_warned"
+tests_run
 exit $EXIT_STATUS

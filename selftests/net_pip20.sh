@@ -54,26 +54,6 @@ else
 	BE_RATIO=10
 fi
 
-# rtt_summary FILE: "samples p50 p99 loss%" from irtt's JSON, RTTs in ms;
-# percentiles by nearest rank over the replies received.
-rtt_summary()
-{
-	local s loss
-
-	s=$(jq -r '[.round_trips[] | select(.lost == "false") | .delay.rtt] | sort as $r
-		   | ($r | length) as $n
-		   | def q(p): if $n == 0 then -1 else $r[((p * $n) | ceil) - 1] / 1e6 end;
-		   "\($n) \(q(0.5)) \(q(0.99))"' "$1" 2>/dev/null) || return 1
-	loss=$(jq -r '.stats.packet_loss_percent' "$1" 2>/dev/null) || return 1
-	echo "$s $loss"
-}
-
-# fcmp EXPR A B: floating-point comparison in awk, e.g. fcmp "a <= b" 1 2.
-fcmp()
-{
-	awk -v a="$2" -v b="$3" "BEGIN { exit !($1) }"
-}
-
 # probes FAMILY TAG: three irtt clients in h1 side by side, JSON into
 # $TMP/{pip,be,ctl}-TAG.json: PIP and BE to h2 through r's shaped egress,
 # and a control to r itself, which never reaches that egress but shares
@@ -83,21 +63,13 @@ probes()
 	local h2=$H2_V4 r=$R1_V4 pip be ctl rc=0
 
 	[ "$1" = 6 ] && h2="[$H2_V6]" r="[$R1_V6]"
-	spawn_ns "$H1" pip nice -n -20 irtt client -Q -i $PROBE_INTERVAL -d $PROBE_DURATION \
-		--dscp=0xb8 -o "$TMP/pip-$2.json" "$h2"
-	spawn_ns "$H1" be nice -n -20 irtt client -Q -i $PROBE_INTERVAL -d $PROBE_DURATION \
-		-o "$TMP/be-$2.json" "$h2"
-	spawn_ns "$H1" ctl nice -n -20 irtt client -Q -i $PROBE_INTERVAL -d $PROBE_DURATION \
-		--dscp=0xb8 -o "$TMP/ctl-$2.json" "$r"
+	irtt_probe "$H1" pip "$h2" "$TMP/pip-$2.json" --dscp=0xb8
+	irtt_probe "$H1" be "$h2" "$TMP/be-$2.json"
+	irtt_probe "$H1" ctl "$r" "$TMP/ctl-$2.json" --dscp=0xb8
 	reap_pid $pip || rc=1
 	reap_pid $be || rc=1
 	reap_pid $ctl || rc=1
 	return $rc
-}
-
-fam_name()
-{
-	[ "$1" = 4 ] && echo IPv4 || echo IPv6
 }
 
 # measure FAMILY: probes without load, then under the flood. Sets
@@ -219,6 +191,16 @@ latency_family()
 	[ -z "$be_err" ]
 	xfail_on_slow check_err $? "$be_err"
 	log_test "$name BE queue full under $FLOOD_RATE BE flood: drops, median > ${BE_RATIO}x unloaded"
+}
+
+latency_v4()
+{
+	latency_family 4
+}
+
+latency_v6()
+{
+	latency_family 6
 }
 
 # quiesce: wait until r's counters stop moving (MLD reports after link-up,
@@ -358,32 +340,20 @@ remove_check()
 R1_V4=10.1.1.2
 R1_V6=2001:db8:1::2
 
+ALL_TESTS="latency_v4 latency_v6 counters remove_check"
+
 require_root
 require_cmd irtt iperf3 jq ping tc ss nsenter awk
-if [ ! -x "$QOSCTL" ]; then
-	echo "SKIP: $QOSCTL is not built (make)"
-	exit $ksft_skip
-fi
-if ! qdisc_available htb; then
-	echo "SKIP: the kernel has no HTB qdisc"
-	exit $ksft_skip
-fi
-
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
-
-RET=0
-topo_h1_r_h2
-check_err $? "topology setup failed"
-log_test "topology h1 - r - h2"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+require_qosctl
+require_qdisc htb
+tmp_setup
+topo_setup
 
 QDISC_BEFORE=$(tc -n "$R" -j qdisc show dev "$R_IF2")
 RET=0
 qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
 check_err $? "qosctl apply failed"
-log_test "apply pip-20pct on r's egress toward h2 at 100mbit"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "apply pip-20pct on r's egress toward h2 at 100mbit"
 
 BE_LEAF=$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r '.classes[] | select(.name == "be") | .leaf')
 echo "INFO: BE leaf qdisc: ${BE_LEAF:-unknown}"
@@ -394,13 +364,7 @@ bg_ns "$R" irtt_r nice -n -20 irtt server -b "$R1_V4,[$R1_V6]" >"$TMP/irtt-r.log
 bg_ns "$H2" iperf_srv nice -n 19 iperf3 -s >"$TMP/iperf3-server.log" 2>&1
 wait_listen "$H2" u 2112 && wait_listen "$H2" t 5201 && wait_listen "$R" u 2112
 check_err $? "irtt or iperf3 server did not start"
-log_test "irtt and iperf3 servers in h2, irtt server in r"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "irtt and iperf3 servers in h2, irtt server in r"
 
-for fam in 4 6; do
-	latency_family $fam
-done
-counters
-remove_check
-
+tests_run
 exit $EXIT_STATUS

@@ -79,10 +79,9 @@ TCP_TRIES=3
 
 require_root
 require_cmd iperf3 jq tcpdump bc bpftool ss
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 # profile NAME DEFAULT [LINE...]: class pol (id 2) with the given
 # "key = value" lines and an empty class rest (id 3); DEFAULT names the
@@ -567,9 +566,17 @@ test_remark()
 	log_test "remark to AF11 seen at h2, ECN kept, counts match the colours"
 }
 
+test_udp_10()
+{
+	test_udp 10
+}
+
+test_udp_100()
+{
+	test_udp 100
+}
+
 setup
-test_udp 10
-test_udp 100
-test_tcp
-test_remark
+ALL_TESTS="test_udp_10 test_udp_100 test_tcp test_remark"
+tests_run
 exit $EXIT_STATUS

@@ -46,7 +46,7 @@ TRIES=3
 
 require_root
 require_cmd iperf3 jq ethtool bc nft
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 # bbr is a module on Debian's kernels; a kernel without it runs cubic only.
 grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control || modprobe -q tcp_bbr
 CCS=
@@ -59,8 +59,7 @@ for cc in cubic bbr; do
 done
 [ -n "$CCS" ] || { echo "SKIP: neither cubic nor bbr is available"; exit $ksft_skip; }
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 setup()
 {
@@ -186,13 +185,32 @@ run_case()
 	log_test "IPv$1 $2, offloads $OFF: green == wire, L2 goodput >= $MIN_PCT% of 20 Mbit/s"
 }
 
-setup
-for OFF in on off; do
+# offload_cases on|off: every family and congestion control with the
+# offloads on or off.
+offload_cases()
+{
+	local cc fam
+
+	OFF=$1
 	offload $OFF || { echo "FAIL: ethtool -K ... $OFF"; exit $ksft_fail; }
 	for cc in $CCS; do
 		for fam in 4 6; do
 			run_case $fam $cc
 		done
 	done
-done
+}
+
+offloads_on()
+{
+	offload_cases on
+}
+
+offloads_off()
+{
+	offload_cases off
+}
+
+setup
+ALL_TESTS="offloads_on offloads_off"
+tests_run
 exit $EXIT_STATUS

@@ -34,10 +34,9 @@ DEADLINE=600
 
 require_root
 require_cmd jq tc ping bpftool
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 topo_h1_r_h2 || exit $ksft_fail
 DEV=$R_IF2
@@ -48,8 +47,7 @@ progs()
 	local d
 
 	for d in ingress egress; do
-		tc -n "$R" -j filter show dev "$DEV" $d |
-			jq -r '.[] | select(.options.handle == "0x51") | .options.prog.id'
+		slot_prog "$R" "$DEV" $d | tr , '\n' | sed '/^$/d'
 	done
 }
 
@@ -106,72 +104,81 @@ progs >"$TMP/seen"
 OUTER=$(cfg_outer)
 cfg_inner >"$TMP/inner"
 
-# nsenter execs ping, so $! is ping's PID, which SIGINT stops with its summary.
-nsenter --net="/run/netns/$H1" -- ping -4 -q -n -Q 0xb8 -i 0.005 -w $DEADLINE "$H2_V4" \
-	>"$TMP/v4" 2>&1 &
-p4=$!
-nsenter --net="/run/netns/$H1" -- ping -6 -q -n -Q 0xb8 -i 0.005 -w $DEADLINE "$H2_V6" \
-	>"$TMP/v6" 2>&1 &
-p6=$!
-defer kill $p4 $p6
-sleep 0.2
+# The loop under PIP pings; then what is left and what was freed.
+reapply_loop()
+{
+	local p4 p6 i p out fam sent recv now try live m cur
 
-for i in $(seq $LOOPS); do
-	p=$TMP/pip-5pct-policed
-	[ $((i % 10)) -eq 9 ] && p=pip-5pct
-	[ $((i % 2)) -eq 0 ] && p=pip-20pct
-	out=$(qosctl_ns "$R" apply $p dev "$DEV" rate 100mbit 2>&1)
-	check_err $? "apply $i ($p): $out"
-	progs >>"$TMP/seen"
-	cfg_inner >>"$TMP/inner"
-done
-sleep 0.2
-kill -0 $p4 2>/dev/null && kill -0 $p6 2>/dev/null
-check_err $? "a ping ended before the loop did"
-kill -INT $p4 $p6
-wait $p4 $p6
-log_test "$LOOPS re-applies under PIP traffic"
+	# nsenter execs ping, so $! is ping's PID, which SIGINT stops with its summary.
+	nsenter --net="/run/netns/$H1" -- ping -4 -q -n -Q 0xb8 -i 0.005 -w $DEADLINE "$H2_V4" \
+		>"$TMP/v4" 2>&1 &
+	p4=$!
+	nsenter --net="/run/netns/$H1" -- ping -6 -q -n -Q 0xb8 -i 0.005 -w $DEADLINE "$H2_V6" \
+		>"$TMP/v6" 2>&1 &
+	p6=$!
+	defer kill $p4 $p6
+	sleep 0.2
 
-# SIGINT may catch one request with its reply still on the way.
-for fam in v4 v6; do
-	read -r sent recv < <(ping_summary "$TMP/$fam")
-	[ "$sent" -gt 0 ] && [ $((sent - recv)) -le 1 ]
-	check_err $? "$(cat "$TMP/$fam")"
-	log_test "$fam: $recv/$sent PIP pings answered across $LOOPS re-applies"
-done
-
-snapshot >"$TMP/after"
-diff -u "$TMP/before" "$TMP/after" >"$TMP/diff"
-check_err $? "$(cat "$TMP/diff")"
-log_test "qdiscs, classes, map ids and BPF links as before the loop"
-
-# A replaced program is freed once its last reference goes, after an RCU
-# grace period: give it a moment rather than fail on timing.
-now=$(progs | sort -n | tr '\n' ' ')
-for try in $(seq 30); do
-	live=""
-	for p in $(sort -nu "$TMP/seen"); do
-		[[ " $now" == *" $p "* ]] && continue
-		bpftool prog show id "$p" >/dev/null 2>&1 && live="$live $p"
+	for i in $(seq $LOOPS); do
+		p=$TMP/pip-5pct-policed
+		[ $((i % 10)) -eq 9 ] && p=pip-5pct
+		[ $((i % 2)) -eq 0 ] && p=pip-20pct
+		out=$(qosctl_ns "$R" apply $p dev "$DEV" rate 100mbit 2>&1)
+		check_err $? "apply $i ($p): $out"
+		progs >>"$TMP/seen"
+		cfg_inner >>"$TMP/inner"
 	done
-	[ -z "$live" ] && break
-	sleep 0.1
-done
-[ -z "$live" ]
-check_err $? "programs replaced during the loop still loaded:$live"
-log_test "$(sort -nu "$TMP/seen" | wc -l) programs attached in turn, all but the current 2 freed"
+	sleep 0.2
+	kill -0 $p4 2>/dev/null && kill -0 $p6 2>/dev/null
+	check_err $? "a ping ended before the loop did"
+	kill -INT $p4 $p6
+	wait $p4 $p6
+	log_test "$LOOPS re-applies under PIP traffic"
 
-cur=$(cfg_inner)
-for try in $(seq 30); do
-	live=""
-	for m in $(sort -nu "$TMP/inner"); do
-		[ "$m" = "$cur" ] && continue
-		bpftool map show id "$m" >/dev/null 2>&1 && live="$live $m"
+	# SIGINT may catch one request with its reply still on the way.
+	for fam in v4 v6; do
+		read -r sent recv < <(ping_summary "$TMP/$fam")
+		[ "$sent" -gt 0 ] && [ $((sent - recv)) -le 1 ]
+		check_err $? "$(cat "$TMP/$fam")"
+		log_test "$fam: $recv/$sent PIP pings answered across $LOOPS re-applies"
 	done
-	[ -z "$live" ] && break
-	sleep 0.1
-done
-[ -z "$live" ] && [ "$(sort -nu "$TMP/inner" | wc -l)" -gt $LOOPS ]
-check_err $? "configuration maps swapped out during the loop still exist:$live"
-log_test "$(sort -nu "$TMP/inner" | wc -l) configurations swapped in, all but the current freed"
+
+	snapshot >"$TMP/after"
+	diff -u "$TMP/before" "$TMP/after" >"$TMP/diff"
+	check_err $? "$(cat "$TMP/diff")"
+	log_test "qdiscs, classes, map ids and BPF links as before the loop"
+
+	# A replaced program is freed once its last reference goes, after an RCU
+	# grace period: give it a moment rather than fail on timing.
+	now=$(progs | sort -n | tr '\n' ' ')
+	for try in $(seq 30); do
+		live=""
+		for p in $(sort -nu "$TMP/seen"); do
+			[[ " $now" == *" $p "* ]] && continue
+			bpftool prog show id "$p" >/dev/null 2>&1 && live="$live $p"
+		done
+		[ -z "$live" ] && break
+		sleep 0.1
+	done
+	[ -z "$live" ]
+	check_err $? "programs replaced during the loop still loaded:$live"
+	log_test "$(sort -nu "$TMP/seen" | wc -l) programs attached in turn, all but the current 2 freed"
+
+	cur=$(cfg_inner)
+	for try in $(seq 30); do
+		live=""
+		for m in $(sort -nu "$TMP/inner"); do
+			[ "$m" = "$cur" ] && continue
+			bpftool map show id "$m" >/dev/null 2>&1 && live="$live $m"
+		done
+		[ -z "$live" ] && break
+		sleep 0.1
+	done
+	[ -z "$live" ] && [ "$(sort -nu "$TMP/inner" | wc -l)" -gt $LOOPS ]
+	check_err $? "configuration maps swapped out during the loop still exist:$live"
+	log_test "$(sort -nu "$TMP/inner" | wc -l) configurations swapped in, all but the current freed"
+}
+
+ALL_TESTS="reapply_loop"
+tests_run
 exit $EXIT_STATUS

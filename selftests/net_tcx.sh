@@ -39,13 +39,9 @@ export QOSCTL_ATTACH=tcx
 PINGS=20
 OBJ=${TEST_OUTPUT:-$(dirname "$QOSCTL")/selftests}/tcx_count.bpf.o
 [ -f "$OBJ" ] || { echo "SKIP: $OBJ not built (make)"; exit $ksft_skip; }
-if ! qdisc_available htb; then
-	echo "SKIP: the kernel lacks HTB"
-	exit $ksft_skip
-fi
+require_qdisc htb
 topo_h1_r_h2 || { echo "FAIL: topology"; exit $ksft_fail; }
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 PIN=/sys/fs/bpf/qosctl-test-tcx-$(basename "$R")
 mkdir -p "$PIN" || { echo "SKIP: no bpffs at /sys/fs/bpf"; exit $ksft_skip; }
 defer rm -rf "$PIN"
@@ -83,12 +79,6 @@ list()
 		jq -r --arg k "tcx/$2" '[.[0].tc[] | select(.kind == $k) | .prog_id] | join(" ")'
 }
 
-# progs DEV: "INGRESS EGRESS" qosctl's ids from show -j, "-" for none.
-progs()
-{
-	qosctl_ns "$R" show dev "$1" -j | jq -r '"\(.programs.ingress // "-") \(.programs.egress)"'
-}
-
 # pip_egress DEV FAMILY: packets counted in pip at DEV's egress.
 pip_egress()
 {
@@ -118,114 +108,146 @@ if ! foreign A tcx_egress "$R_IF2" 2>"$TMP/err"; then
 	echo "SKIP: no tcx here (kernel before 6.6 or bpftool before 7.3): $(cat "$TMP/err")"
 	exit $ksft_skip
 fi
-qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null
-check_err $? "apply pip-20pct"
+qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null ||
+	{ echo "FAIL: apply pip-20pct"; exit $ksft_fail; }
 # Built with libbpf < 1.3 (the Makefile's probe): clsact is the path.
 if ! grep -qs QOS_HAVE_LIBBPF_TCX "$(dirname "$QOSCTL")/qos_features.h"; then
 	echo "SKIP: this qosctl was built without libbpf's tcx API (libbpf < 1.3)"
 	exit $ksft_skip
 fi
-foreign B tcx_egress "$R_IF2"
-check_err $? "attach B after qosctl"
-[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .attach)" = tcx ]
-check_err $? "show -j: attach '$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .attach)', not tcx"
+foreign B tcx_egress "$R_IF2" || { echo "FAIL: attach B after qosctl"; exit $ksft_fail; }
 A=$(prog_id A) B=$(prog_id B)
-read -r qi qe < <(progs "$R_IF2")
-[ "$(list "$R_IF2" egress)" = "$qe $A $B" ] && [ "$(list "$R_IF2" ingress)" = "$qi" ]
-check_err $? "tcx egress '$(list "$R_IF2" egress)', want '$qe $A $B'"
-qosctl_ns "$R" show dev "$R_IF2" | grep -q "(tcx, place first: ingress 1 of 1, egress 1 of 3)"
-check_err $? "show: '$(qosctl_ns "$R" show dev "$R_IF2" | grep programs)'"
-log_test "a. qosctl first at tcx egress, before A (attached earlier) and B"
-
-a0=$(count A) b0=$(count B)
-ef_pings
-check_err $? "$(ef_pings 2>&1)"
-a1=$(count A) b1=$(count B)
-[ $((a1 - a0)) -ge $((2 * PINGS)) ] && [ $((b1 - b0)) -ge $((2 * PINGS)) ]
-check_err $? "A counted $((a1 - a0)), B $((b1 - b0)), want >= $((2 * PINGS)) each"
-log_test "a. EF counted exactly in pip, v4 and v6; A and B keep counting"
-
-# b. New programs, atomically in place.
 sed -e '/^\[profile\]/a rules = 2048' "$(dirname "$QOSCTL")/../tc-profiles/pip-20pct" \
 	>"$TMP/big"
-qosctl_ns "$R" apply "$TMP/big" dev "$R_IF2" rate 100mbit >/dev/null
-check_err $? "apply big"
-read -r ni ne < <(progs "$R_IF2")
-[ "$ne" != "$qe" ] && [ "$ni" != "$qi" ]
-check_err $? "programs kept ($ni $ne), not replaced"
-[ "$(list "$R_IF2" egress)" = "$ne $A $B" ] && [ "$(list "$R_IF2" ingress)" = "$ni" ]
-check_err $? "after replace: tcx egress '$(list "$R_IF2" egress)', want '$ne $A $B'"
-ef_pings
-check_err $? "after replace: $(ef_pings 2>&1)"
-log_test "b. re-apply with new programs: replaced in place, A and B intact"
 
-# c. Failures roll back to what ran.
-for step in load attach prune; do
-	out=$(QOSCTL_FAIL=$step qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit 2>&1)
-	[ $? -ne 0 ]
-	check_err $? "QOSCTL_FAIL=$step: the apply succeeded"
-	[ "$(progs "$R_IF2")" = "$ni $ne" ] && [ "$(list "$R_IF2" egress)" = "$ne $A $B" ] &&
-		[ "$(list "$R_IF2" ingress)" = "$ni" ]
-	check_err $? "QOSCTL_FAIL=$step: '$(progs "$R_IF2")' '$(list "$R_IF2" egress)'"
-done
-QOSCTL_FAULT=attach qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null 2>&1
-[ $? -eq 137 ]
-check_err $? "QOSCTL_FAULT=attach: not killed"
-read -r ki ke < <(progs "$R_IF2")
-[ "$(list "$R_IF2" egress)" = "$ke $A $B" ] && [ "$(list "$R_IF2" ingress)" = "$ki" ]
-check_err $? "after the kill: '$ki $ke' '$(list "$R_IF2" egress)' '$(list "$R_IF2" ingress)'"
-ef_pings
-check_err $? "after the kill: $(ef_pings 2>&1)"
-log_test "c. failed and killed re-applies: one qosctl program per hook, A and B intact"
+# a. qosctl first, the others after it in the order they came.
+place_first()
+{
+	local qi qe
 
-# d. The hook set at tcx.
-qosctl_ns "$R" apply pip-5pct dev "$R_IF2" rate 100mbit >/dev/null
-check_err $? "apply pip-5pct"
-read -r pi pe < <(progs "$R_IF2")
-[ "$pi" = - ] && [ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$pe $A $B" ]
-check_err $? "pip-5pct: '$pi $pe' '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
-qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null
-check_err $? "apply pip-20pct again"
-read -r pi pe < <(progs "$R_IF2")
-[ "$pi" != - ] && [ "$(list "$R_IF2" ingress)" = "$pi" ] &&
-	[ "$(list "$R_IF2" egress)" = "$pe $A $B" ]
-check_err $? "pip-20pct: '$pi $pe' '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
-log_test "d. hook set 2 -> 1 -> 2 at tcx, A and B intact"
+	[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .attach)" = tcx ]
+	check_err $? "show -j: attach '$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .attach)', not tcx"
+	read -r qi qe < <(shown_progs "$R" "$R_IF2")
+	[ "$(list "$R_IF2" egress)" = "$qe $A $B" ] && [ "$(list "$R_IF2" ingress)" = "$qi" ]
+	check_err $? "tcx egress '$(list "$R_IF2" egress)', want '$qe $A $B'"
+	qosctl_ns "$R" show dev "$R_IF2" | grep -q "(tcx, place first: ingress 1 of 1, egress 1 of 3)"
+	check_err $? "show: '$(qosctl_ns "$R" show dev "$R_IF2" | grep programs)'"
+	log_test "a. qosctl first at tcx egress, before A (attached earlier) and B"
+}
 
-# e. remove, and a fresh apply that fails.
-qosctl_ns "$R" remove dev "$R_IF2"
-check_err $? "remove"
-[ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$A $B" ]
-check_err $? "after remove: '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
-[ "$(tc -n "$R" -j qdisc show dev "$R_IF2" | jq '[.[] | select(.kind == "clsact")] | length')" = 0 ]
-check_err $? "a clsact after remove"
-a0=$(count A)
-in_ns "$H1" ping -4 -n -q -c 5 -i 0.01 -W 2 "$H2_V4" >/dev/null
-[ $(($(count A) - a0)) -ge 5 ]
-check_err $? "A counted $(($(count A) - a0)) after remove, want >= 5"
-QOSCTL_FAIL=attach qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null 2>&1
-[ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$A $B" ]
-check_err $? "after a failed fresh apply: '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
-log_test "e. remove and a failed fresh apply leave A and B alone"
+# a. EF through qosctl and the others.
+counted()
+{
+	local a0 b0 a1 b1
 
-# f. tcx-place last, kept, and remove --force.
-foreign C tcx_ingress "$R_IF1"
-check_err $? "attach C"
-C=$(prog_id C)
-qosctl_ns "$R" apply pip-20pct dev "$R_IF1" rate 100mbit tcx-place last >/dev/null
-check_err $? "apply tcx-place last"
-read -r li le < <(progs "$R_IF1")
-[ "$(list "$R_IF1" ingress)" = "$C $li" ]
-check_err $? "tcx-place last: ingress '$(list "$R_IF1" ingress)', want '$C $li'"
-qosctl_ns "$R" apply "$TMP/big" dev "$R_IF1" rate 100mbit >/dev/null
-read -r li le < <(progs "$R_IF1")
-[ "$(list "$R_IF1" ingress)" = "$C $li" ] &&
-	[ "$(qosctl_ns "$R" show dev "$R_IF1" -j | jq -r .tcx_place)" = last ]
-check_err $? "re-apply: ingress '$(list "$R_IF1" ingress)', want '$C $li', place last"
-qosctl_ns "$R" remove dev "$R_IF1" --force
-check_err $? "remove --force"
-[ "$(list "$R_IF1" ingress)" = "$C" ] && [ -z "$(list "$R_IF1" egress)" ]
-check_err $? "after remove --force: '$(list "$R_IF1" ingress)' '$(list "$R_IF1" egress)'"
-log_test "f. tcx-place last after C, kept by a re-apply; remove --force leaves C"
+	a0=$(count A) b0=$(count B)
+	ef_pings
+	check_err $? "$(ef_pings 2>&1)"
+	a1=$(count A) b1=$(count B)
+	[ $((a1 - a0)) -ge $((2 * PINGS)) ] && [ $((b1 - b0)) -ge $((2 * PINGS)) ]
+	check_err $? "A counted $((a1 - a0)), B $((b1 - b0)), want >= $((2 * PINGS)) each"
+	log_test "a. EF counted exactly in pip, v4 and v6; A and B keep counting"
+}
 
+replace_in_place()
+{
+	# b. New programs, atomically in place.
+	read -r qi qe < <(shown_progs "$R" "$R_IF2")
+	qosctl_ns "$R" apply "$TMP/big" dev "$R_IF2" rate 100mbit >/dev/null
+	check_err $? "apply big"
+	read -r ni ne < <(shown_progs "$R" "$R_IF2")
+	[ "$ne" != "$qe" ] && [ "$ni" != "$qi" ]
+	check_err $? "programs kept ($ni $ne), not replaced"
+	[ "$(list "$R_IF2" egress)" = "$ne $A $B" ] && [ "$(list "$R_IF2" ingress)" = "$ni" ]
+	check_err $? "after replace: tcx egress '$(list "$R_IF2" egress)', want '$ne $A $B'"
+	ef_pings
+	check_err $? "after replace: $(ef_pings 2>&1)"
+	log_test "b. re-apply with new programs: replaced in place, A and B intact"
+}
+
+failures_roll_back()
+{
+	# c. Failures roll back to what ran.
+	read -r ni ne < <(shown_progs "$R" "$R_IF2")
+	for step in load attach prune; do
+		out=$(QOSCTL_FAIL=$step qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit 2>&1)
+		[ $? -ne 0 ]
+		check_err $? "QOSCTL_FAIL=$step: the apply succeeded"
+		[ "$(shown_progs "$R" "$R_IF2")" = "$ni $ne" ] && [ "$(list "$R_IF2" egress)" = "$ne $A $B" ] &&
+			[ "$(list "$R_IF2" ingress)" = "$ni" ]
+		check_err $? "QOSCTL_FAIL=$step: '$(shown_progs "$R" "$R_IF2")' '$(list "$R_IF2" egress)'"
+	done
+	QOSCTL_FAULT=attach qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null 2>&1
+	[ $? -eq 137 ]
+	check_err $? "QOSCTL_FAULT=attach: not killed"
+	read -r ki ke < <(shown_progs "$R" "$R_IF2")
+	[ "$(list "$R_IF2" egress)" = "$ke $A $B" ] && [ "$(list "$R_IF2" ingress)" = "$ki" ]
+	check_err $? "after the kill: '$ki $ke' '$(list "$R_IF2" egress)' '$(list "$R_IF2" ingress)'"
+	ef_pings
+	check_err $? "after the kill: $(ef_pings 2>&1)"
+	log_test "c. failed and killed re-applies: one qosctl program per hook, A and B intact"
+}
+
+hook_set()
+{
+	# d. The hook set at tcx.
+	qosctl_ns "$R" apply pip-5pct dev "$R_IF2" rate 100mbit >/dev/null
+	check_err $? "apply pip-5pct"
+	read -r pi pe < <(shown_progs "$R" "$R_IF2")
+	[ "$pi" = - ] && [ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$pe $A $B" ]
+	check_err $? "pip-5pct: '$pi $pe' '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null
+	check_err $? "apply pip-20pct again"
+	read -r pi pe < <(shown_progs "$R" "$R_IF2")
+	[ "$pi" != - ] && [ "$(list "$R_IF2" ingress)" = "$pi" ] &&
+		[ "$(list "$R_IF2" egress)" = "$pe $A $B" ]
+	check_err $? "pip-20pct: '$pi $pe' '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
+	log_test "d. hook set 2 -> 1 -> 2 at tcx, A and B intact"
+}
+
+remove_keeps_others()
+{
+	# e. remove, and a fresh apply that fails.
+	qosctl_ns "$R" remove dev "$R_IF2"
+	check_err $? "remove"
+	[ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$A $B" ]
+	check_err $? "after remove: '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
+	[ "$(tc -n "$R" -j qdisc show dev "$R_IF2" | jq '[.[] | select(.kind == "clsact")] | length')" = 0 ]
+	check_err $? "a clsact after remove"
+	a0=$(count A)
+	in_ns "$H1" ping -4 -n -q -c 5 -i 0.01 -W 2 "$H2_V4" >/dev/null
+	[ $(($(count A) - a0)) -ge 5 ]
+	check_err $? "A counted $(($(count A) - a0)) after remove, want >= 5"
+	QOSCTL_FAIL=attach qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null 2>&1
+	[ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$A $B" ]
+	check_err $? "after a failed fresh apply: '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
+	log_test "e. remove and a failed fresh apply leave A and B alone"
+}
+
+place_last()
+{
+	# f. tcx-place last, kept, and remove --force.
+	foreign C tcx_ingress "$R_IF1"
+	check_err $? "attach C"
+	C=$(prog_id C)
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF1" rate 100mbit tcx-place last >/dev/null
+	check_err $? "apply tcx-place last"
+	read -r li le < <(shown_progs "$R" "$R_IF1")
+	[ "$(list "$R_IF1" ingress)" = "$C $li" ]
+	check_err $? "tcx-place last: ingress '$(list "$R_IF1" ingress)', want '$C $li'"
+	qosctl_ns "$R" apply "$TMP/big" dev "$R_IF1" rate 100mbit >/dev/null
+	read -r li le < <(shown_progs "$R" "$R_IF1")
+	[ "$(list "$R_IF1" ingress)" = "$C $li" ] &&
+		[ "$(qosctl_ns "$R" show dev "$R_IF1" -j | jq -r .tcx_place)" = last ]
+	check_err $? "re-apply: ingress '$(list "$R_IF1" ingress)', want '$C $li', place last"
+	qosctl_ns "$R" remove dev "$R_IF1" --force
+	check_err $? "remove --force"
+	[ "$(list "$R_IF1" ingress)" = "$C" ] && [ -z "$(list "$R_IF1" egress)" ]
+	check_err $? "after remove --force: '$(list "$R_IF1" ingress)' '$(list "$R_IF1" egress)'"
+	log_test "f. tcx-place last after C, kept by a re-apply; remove --force leaves C"
+}
+
+ALL_TESTS="place_first counted replace_in_place failures_roll_back hook_set remove_keeps_others
+	   place_last"
+tests_run
 exit $EXIT_STATUS

@@ -52,20 +52,18 @@ fi
 
 require_root
 require_cmd jq iperf3 python3 nsenter
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
-qdisc_available htb || { echo "SKIP: the kernel has no HTB qdisc"; exit $ksft_skip; }
+require_qosctl
+require_qdisc htb
 
 HERE=$(dirname "$(readlink -f "$0")")
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 RET=0
 topo_h1_r_h2
 check_err $? "topology setup failed"
 qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
 check_err $? "apply failed"
-log_test "topology h1 - r - h2, pip-20pct on r toward h2"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+log_setup "topology h1 - r - h2, pip-20pct on r toward h2"
 
 dst()
 {
@@ -368,12 +366,7 @@ test_continuous()
 	log_test "--continuous: counters, histogram, SLA met and not met, IPv4 and IPv6"
 }
 
-test_errors
-test_idle
-test_interop
-test_continuous
-test_flood
-test_remark
-test_flowlabel
+ALL_TESTS="test_errors test_idle test_interop test_continuous test_flood test_remark test_flowlabel"
+tests_run
 
 exit $EXIT_STATUS

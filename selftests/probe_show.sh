@@ -36,11 +36,10 @@ STATE=/run/qosctl-probe
 
 require_root
 require_cmd jq nsenter
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
-qdisc_available htb || { echo "SKIP: the kernel has no HTB qdisc"; exit $ksft_skip; }
+require_qosctl
+require_qdisc htb
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 # The probes' directories of this run, and nothing else under $STATE.
 TAG=t$(mktemp -u XXXXXX)
 defer "rm -rf $STATE/$TAG-*"
@@ -53,8 +52,6 @@ check_err $? "apply failed"
 spawn_ns "$H2" refl "$QOSCTL" probe reflect
 wait_listen "$H2" u 862
 check_err $? "probe reflect did not start"
-log_test "topology r - h2, pip-20pct on r toward h2, a reflector in h2"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
 
 FILE=$(ns_cookie "$R")-$(ip -n "$R" -j link show dev "$R_IF2" | jq '.[0].ifindex').sla
 
@@ -80,16 +77,6 @@ test_published()
 	local line
 
 	RET=0
-	spawn_ns "$R" met "$QOSCTL" probe send "$H2_V4" interval 10ms count 20 \
-		sla pip delay-p99 $MET_P99 loss 0% --continuous --listen 127.0.0.1:9481 \
-		dev "$R_IF2" state "$TAG-met"
-	spawn_ns "$R" viol "$QOSCTL" probe send "$H2_V6" interval 10ms count 20 \
-		sla be delay-p99 1us --continuous --listen 127.0.0.1:9482 \
-		dev "$R_IF2" state "$TAG-viol"
-	wait_windows "$TAG-met" 2
-	check_err $? "the met probe published no 2 windows: $(cat "$TMP/met.log")"
-	wait_windows "$TAG-viol" 2
-	check_err $? "the violated probe published no 2 windows: $(cat "$TMP/viol.log")"
 	show_j >"$TMP/s.json"
 	check_err $? "show -j failed: $(cat "$TMP/show.err")"
 	[ "$(jq -c '[.sla[].probe]' "$TMP/s.json")" = "[\"$TAG-met\",\"$TAG-viol\"]" ]
@@ -193,9 +180,23 @@ EOF
 	log_test "planted symlinks, foreign-owned, writable and FIFO files refused, a valid one shown"
 }
 
-test_published
-test_stale
-test_stopped
-test_refused
+# The probes of the tests, started once for all of them: the tests follow
+# them through their life (published, killed, stopped, replaced by files
+# planted), each test the next step. Run alone, a test takes the probes
+# as setup leaves them.
+spawn_ns "$R" met "$QOSCTL" probe send "$H2_V4" interval 10ms count 20 \
+	sla pip delay-p99 $MET_P99 loss 0% --continuous --listen 127.0.0.1:9481 \
+	dev "$R_IF2" state "$TAG-met"
+spawn_ns "$R" viol "$QOSCTL" probe send "$H2_V6" interval 10ms count 20 \
+	sla be delay-p99 1us --continuous --listen 127.0.0.1:9482 \
+	dev "$R_IF2" state "$TAG-viol"
+wait_windows "$TAG-met" 2
+check_err $? "the met probe published no 2 windows: $(cat "$TMP/met.log")"
+wait_windows "$TAG-viol" 2
+check_err $? "the violated probe published no 2 windows: $(cat "$TMP/viol.log")"
+log_setup "topology r - h2, pip-20pct on r toward h2, a reflector in h2, two probes"
+
+ALL_TESTS="test_published test_stale test_stopped test_refused"
+tests_run
 
 exit $EXIT_STATUS

@@ -42,7 +42,7 @@ UDP_PORT=9999
 
 require_root
 require_cmd ping nft jq
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 # Debian's python3 has python3-prometheus-client; a python3 earlier in
 # PATH (pyenv, venv) may not.
 PY=
@@ -57,8 +57,7 @@ if [ -z "$PY" ]; then
 	exit $ksft_skip
 fi
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 # The test profile of $R_IF1: pip-20pct's classes, pip policed at 1 and
 # 2 kbit/s (the least a policer takes: even pings sent ten times slower
@@ -68,45 +67,17 @@ test_profile()
 {
 	local i
 
-	cat <<-EOF
-	[profile]
-	description = prometheus.sh: pip policed hard, many named rules
-	scheduler = htb
-	default = be
-	rules = 1024
-
-	[class pip]
-	id = 2
-	dscp = 46
-	priority = 0
-	rate = 20%
-	ceil = 20%
-	police-mode = trtcm
-	police-rate = 1kbit
-	police-burst = 1514
-	police-peak-rate = 2kbit
-	police-peak-burst = 3028
-	police-exceed = remark:af11
-	police-violate = drop
-
-	[class be]
-	id = 3
-	priority = 1
-	rate = 79%
-	ceil = 100%
-
-	[class lbe]
-	id = 4
-	dscp = 8
-	priority = 2
-	rate = 1%
-	ceil = 100%
-
-	[rule h1udp]
-	src = $H1_V6
-	proto = udp
-	class = be
-	EOF
+	profile_section profile "description=prometheus.sh: pip policed hard, many named rules" \
+		scheduler=htb default=be rules=1024
+	echo
+	profile_pip police-mode=trtcm police-rate=1kbit police-burst=1514 police-peak-rate=2kbit \
+		police-peak-burst=3028 police-exceed=remark:af11 police-violate=drop
+	echo
+	profile_section "class be" id=3 priority=1 rate=79% ceil=100%
+	echo
+	profile_section "class lbe" id=4 dscp=8 priority=2 rate=1% ceil=100%
+	echo
+	profile_section "rule h1udp" src="$H1_V6" proto=udp class=be
 	for ((i = 1; i < RULES_NAMED; i++)); do
 		printf '\n[rule fill%d]\nsrc = 2001:db8:ff:%x::/64\nclass = lbe\n' $i $i
 	done
@@ -304,67 +275,109 @@ qosctl_ns "$R" stats --prometheus >"$TMP/all"
 check_err $? "qosctl stats --prometheus (every device) failed"
 qosctl_ns "$R" rule list dev "$R_IF1" -j >"$TMP/rules.json"
 check_err $? "qosctl rule list failed"
-log_test "traffic h1 -> h2 through both devices, scrapes before and after"
+log_setup "traffic h1 -> h2 through both devices, scrapes before and after"
 
-promtool_check metrics "$TMP/r1_after" "$TMP/r2_after" "$TMP/all"
-log_promtool "stats --prometheus: promtool check metrics" $?
+promtool_metrics()
+{
+	promtool_check metrics "$TMP/r1_after" "$TMP/r2_after" "$TMP/all"
+	log_promtool "stats --prometheus: promtool check metrics" $?
+}
 
-check doc
-log_test "families, types and labels are those of Documentation/metrics.rst"
+metrics_doc()
+{
+	check doc
+	log_test "families, types and labels are those of Documentation/metrics.rst"
+}
 
-check ping
-log_test "ping: every request sent, replies == policer's green + yellow"
+ping_colours()
+{
+	check ping
+	log_test "ping: every request sent, replies == policer's green + yellow"
+}
 
-check r1
-log_test "$R_IF1: class counters moved by exactly the packets and bytes sent"
+counters_r1()
+{
+	check r1
+	log_test "$R_IF1: class counters moved by exactly the packets and bytes sent"
+}
 
-check r2
-log_test "$R_IF2: class counters moved by exactly the packets and bytes sent"
+counters_r2()
+{
+	check r2
+	log_test "$R_IF2: class counters moved by exactly the packets and bytes sent"
+}
 
-check policers
-log_test "policers: colours sum to policed packets, red dropped, yellow remarked"
+policers()
+{
+	check policers
+	log_test "policers: colours sum to policed packets, red dropped, yellow remarked"
+}
 
-check qdisc-r1
-check qdisc-r2
-log_test "qdisc: classes sent their egress packets, root == their sum, no drop"
+qdisc_sums()
+{
+	check qdisc-r1
+	check qdisc-r2
+	log_test "qdisc: classes sent their egress packets, root == their sum, no drop"
+}
 
-check rules
-log_test "rules: h1udp's hits exact, 256 named rules exported, unnamed not"
+rule_series()
+{
+	check rules
+	log_test "rules: h1udp's hits exact, 256 named rules exported, unnamed not"
+}
 
-check json
-log_test "stats --prometheus matches stats -j"
+json_match()
+{
+	check json
+	log_test "stats --prometheus matches stats -j"
+}
 
-grep -q "device=\"$R_IF1\"" "$TMP/all" && grep -q "device=\"$R_IF2\"" "$TMP/all"
-check_err $? "a device is missing from the all-devices output"
-log_test "stats --prometheus without dev covers every device"
+all_devices()
+{
+	grep -q "device=\"$R_IF1\"" "$TMP/all" && grep -q "device=\"$R_IF2\"" "$TMP/all"
+	check_err $? "a device is missing from the all-devices output"
+	log_test "stats --prometheus without dev covers every device"
+}
 
-port=$((20000 + RANDOM % 20000))
-spawn_ns "$R" exporter6 "$QOSCTL" exporter --listen "[::1]:$port"
-spawn_ns "$R" exporter4 "$QOSCTL" exporter --listen "127.0.0.1:$((port + 1))"
-for url in "http://[::1]:$port/metrics" "http://127.0.0.1:$((port + 1))/metrics"; do
-	for ((i = 0; i < 50; i++)); do
-		fetch "$url" >"$TMP/scrape" 2>"$TMP/ctype" && break
-		sleep 0.1
+exporter()
+{
+	local port url i
+
+	port=$((20000 + RANDOM % 20000))
+	spawn_ns "$R" exporter6 "$QOSCTL" exporter --listen "[::1]:$port"
+	spawn_ns "$R" exporter4 "$QOSCTL" exporter --listen "127.0.0.1:$((port + 1))"
+	for url in "http://[::1]:$port/metrics" "http://127.0.0.1:$((port + 1))/metrics"; do
+		for ((i = 0; i < 50; i++)); do
+			fetch "$url" >"$TMP/scrape" 2>"$TMP/ctype" && break
+			sleep 0.1
+		done
+		check_err $? "fetching $url failed"
+		grep -q "^200 text/plain; version=0.0.4" "$TMP/ctype"
+		check_err $? "status and content type: $(cat "$TMP/ctype")"
+		check same
+		promtool_check metrics "$TMP/scrape"
+		log_promtool "exporter serves the same series on $url" $?
 	done
-	check_err $? "fetching $url failed"
-	grep -q "^200 text/plain; version=0.0.4" "$TMP/ctype"
-	check_err $? "status and content type: $(cat "$TMP/ctype")"
-	check same
-	promtool_check metrics "$TMP/scrape"
-	log_promtool "exporter serves the same series on $url" $?
-done
 
-fetch "http://[::1]:$port/nonexistent" >/dev/null 2>"$TMP/code"
-[ "$(cat "$TMP/code")" = 404 ]
-check_err $? "off /metrics: $(cat "$TMP/code")"
-fetch "http://[::1]:$port/" >"$TMP/index" 2>"$TMP/code"
-grep -q '^200 text/html' "$TMP/code" && grep -q 'href="/metrics"' "$TMP/index"
-check_err $? "/: $(cat "$TMP/code")"
-log_test "exporter answers / with a link to /metrics and 404 elsewhere"
+	fetch "http://[::1]:$port/nonexistent" >/dev/null 2>"$TMP/code"
+	[ "$(cat "$TMP/code")" = 404 ]
+	check_err $? "off /metrics: $(cat "$TMP/code")"
+	fetch "http://[::1]:$port/" >"$TMP/index" 2>"$TMP/code"
+	grep -q '^200 text/html' "$TMP/code" && grep -q 'href="/metrics"' "$TMP/index"
+	check_err $? "/: $(cat "$TMP/code")"
+	log_test "exporter answers / with a link to /metrics and 404 elsewhere"
+}
 
-jq -e '.panels | length > 0' "$TOP/Documentation/grafana/qosctl.json" >/dev/null
-check_err $? "Documentation/grafana/qosctl.json is not a dashboard in valid JSON"
-check dashboard
-promtool_check rules "$TMP/dashboard-rules.yml"
-log_promtool "Grafana dashboard: valid JSON, queries parse, metrics and labels exist" $?
+dashboard()
+{
+	jq -e '.panels | length > 0' "$TOP/Documentation/grafana/qosctl.json" >/dev/null
+	check_err $? "Documentation/grafana/qosctl.json is not a dashboard in valid JSON"
+	check dashboard
+	promtool_check rules "$TMP/dashboard-rules.yml"
+	log_promtool "Grafana dashboard: valid JSON, queries parse, metrics and labels exist" $?
+}
+
+ALL_TESTS="promtool_metrics metrics_doc ping_colours counters_r1 counters_r2 policers qdisc_sums
+	   rule_series json_match all_devices exporter dashboard"
+tests_run
 exit $EXIT_STATUS

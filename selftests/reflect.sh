@@ -43,17 +43,12 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq python3 nsenter curl setpriv
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL is not built (make)"; exit $ksft_skip; }
+require_qosctl
 
 HERE=$(dirname "$(readlink -f "$0")")
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
-RET=0
-topo_h1_r_h2
-check_err $? "topology setup failed"
-log_test "topology h1 - r - h2"
-[ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
+topo_setup
 
 addr()
 {
@@ -378,15 +373,7 @@ test_interop()
 	log_test "interop: a reflector that leaves SSID 0 and stamps PTP time"
 }
 
-test_errors
-test_loop
-test_ports
-test_dst
-test_cos
-test_rate
-test_allow
-test_bind
-test_privs
-test_interop
+ALL_TESTS="test_errors test_loop test_ports test_dst test_cos test_rate test_allow test_bind test_privs test_interop"
+tests_run
 
 exit $EXIT_STATUS

@@ -42,8 +42,7 @@ check_err $? "apply on $R_IF2"
 log_test "apply pip-20pct on r's interface to h2 only"
 [ $EXIT_STATUS -eq 0 ] || exit $ksft_fail
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 resv() { qosctl_ns "$R" reserve "$@"; }
 list_json() { qosctl_ns "$R" reserve list dev "$R_IF2" -j; }
@@ -73,16 +72,35 @@ print(n, "%.3f" % (time.monotonic() - t0))
 ' "$@"
 }
 
+# The reservation file of reserve_file and names.
+cat >"$TMP/r.json" <<EOF
+{"reservations": [
+  {"dev": "$R_IF2", "id": "f4", "src": "$H1_V4", "proto": "udp", "dport": 7700, "rate": "2mbit"},
+  {"dev": "$R_IF2", "id": "f6", "src": "$H1_V6", "proto": "udp", "dport": 7700, "rate": "2mbit",
+   "burst": "4kb", "for": "1h"}
+]}
+EOF
+
 # --- admission ---------------------------------------------------------------
-RET=0
-out=$(resv add dev "$R_IF2" id a4 src $H1_V4 proto udp dport 7200 rate 10mbit 2>&1)
-check_err $? "$out"
-out=$(resv add dev "$R_IF2" id a6 src $H1_V6 proto udp dport 7200 rate 8mbit 2>&1)
-check_err $? "$out"
-[ "$(list_json | jq -c '[.admits_bps, .reserved_bps, .free_bps, ([.reservations[].id] | sort)]')" = \
-  '[18000000,18000000,0,["a4","a6"]]' ]
-check_err $? "reserve list -j: $(list_json)"
-log_test "10mbit (IPv4) and 8mbit (IPv6) admitted: the 18mbit pip admits, 0 free"
+admission()
+{
+	local out
+
+	RET=0
+	out=$(resv add dev "$R_IF2" id a4 src $H1_V4 proto udp dport 7200 rate 10mbit 2>&1)
+	check_err $? "$out"
+	out=$(resv add dev "$R_IF2" id a6 src $H1_V6 proto udp dport 7200 rate 8mbit 2>&1)
+	check_err $? "$out"
+	[ "$(list_json | jq -c '[.admits_bps, .reserved_bps, .free_bps, ([.reservations[].id] | sort)]')" = \
+	  '[18000000,18000000,0,["a4","a6"]]' ]
+	check_err $? "reserve list -j: $(list_json)"
+	log_test "10mbit (IPv4) and 8mbit (IPv6) admitted: the 18mbit pip admits, 0 free"
+	refused "8kbit more refused, with the figures; nothing changed" \
+		"qosctl: reserve add: dev $R_IF2: reservation extra of 8kbit refused: class pip admits 18mbit (ceiling 20mbit less 10% headroom), 18mbit is reserved by 2 reservations, 0bit is free" \
+		add dev "$R_IF2" id extra src $H1_V4 proto udp dport 7201 rate 8kbit
+	resv del dev "$R_IF2" id a4 >/dev/null
+	resv del dev "$R_IF2" id a6 >/dev/null
+}
 
 # refused NAME WANT ARGS...: `qosctl reserve ARGS` fails with exactly the
 # line WANT and leaves the rules as they were.
@@ -102,40 +120,40 @@ refused()
 	log_test "$name"
 }
 
-refused "8kbit more refused, with the figures; nothing changed" \
-	"qosctl: reserve add: dev $R_IF2: reservation extra of 8kbit refused: class pip admits 18mbit (ceiling 20mbit less 10% headroom), 18mbit is reserved by 2 reservations, 0bit is free" \
-	add dev "$R_IF2" id extra src $H1_V4 proto udp dport 7201 rate 8kbit
 
-# --- bursts and the delay bound ------------------------------------------------
-resv del dev "$R_IF2" id a4 >/dev/null
-resv del dev "$R_IF2" id a6 >/dev/null
-refused "1mbit with a 1mb burst refused on the delay bound, with the figures" \
-	"qosctl: reserve add: dev $R_IF2: reservation bursty of 1mbit refused: class pip: burst/delay: its burst of 1048576 bytes and the 0 of 0 admitted reservations (each with a 1514-byte packet) would drain in 420.036ms at 20mbit, over its delay bound of 10.000ms (25000 bytes; 25000 free)" \
-	add dev "$R_IF2" id bursty src $H1_V6 proto udp dport 7202 rate 1mbit burst 1mb
+bursts()
+{
+	local i err leaf
 
-RET=0
-# Five bursts of two frames (3028 bytes, 4542 with a packet) fit the 25000
-# bytes that drain in 10 ms at 20 Mbit/s; a sixth does not.
-for i in 1 2 3 4 5; do
-	resv add dev "$R_IF2" id b$i flowlabel 0x1000$i rate 100kbit >/dev/null
-	check_err $? "burst $i of 5 refused"
-done
-[ "$(list_json | jq -c '[.delay_bound_us, .queue_bytes, .reserved_burst_bytes, .worst_delay_us, ([.reservations[].burst_bytes] | unique)]')" = \
-  '[10000,25000,22710,9084,[3028]]' ]
-check_err $? "reserve list -j: $(list_json)"
-err=$(resv add dev "$R_IF2" id b6 flowlabel 0x10006 rate 100kbit 2>&1)
-check_fail $? "a sixth burst admitted"
-[[ "$err" = *"the 22710 of 5 admitted reservations"*"would drain in 10.900ms at 20mbit, over its delay bound of 10.000ms"* ]]
-check_err $? "got '$err'"
-leaf=$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -c '.classes[] | select(.name == "pip") | [.leaf, .leaf_limit]')
-[ "$leaf" = '["bfifo",25000]' ]
-check_err $? "pip's queue: $leaf"
-[ "$(tc -n "$R" -j qdisc show dev "$R_IF2" | jq -c '[.[] | select(.parent == "1:12") | .kind, .options.limit]')" = '["bfifo",25000]' ]
-check_err $? "pip's qdisc: $(tc -n "$R" -j qdisc show dev "$R_IF2")"
-for i in 1 2 3 4 5; do
-	resv del dev "$R_IF2" id b$i >/dev/null
-done
-log_test "five bursts of two frames fill pip's 10 ms (9.084 ms), a sixth refused; queue 25000 bytes"
+	# --- bursts and the delay bound ------------------------------------------------
+	refused "1mbit with a 1mb burst refused on the delay bound, with the figures" \
+		"qosctl: reserve add: dev $R_IF2: reservation bursty of 1mbit refused: class pip: burst/delay: its burst of 1048576 bytes and the 0 of 0 admitted reservations (each with a 1514-byte packet) would drain in 420.036ms at 20mbit, over its delay bound of 10.000ms (25000 bytes; 25000 free)" \
+		add dev "$R_IF2" id bursty src $H1_V6 proto udp dport 7202 rate 1mbit burst 1mb
+
+	RET=0
+	# Five bursts of two frames (3028 bytes, 4542 with a packet) fit the 25000
+	# bytes that drain in 10 ms at 20 Mbit/s; a sixth does not.
+	for i in 1 2 3 4 5; do
+		resv add dev "$R_IF2" id b$i flowlabel 0x1000$i rate 100kbit >/dev/null
+		check_err $? "burst $i of 5 refused"
+	done
+	[ "$(list_json | jq -c '[.delay_bound_us, .queue_bytes, .reserved_burst_bytes, .worst_delay_us, ([.reservations[].burst_bytes] | unique)]')" = \
+	  '[10000,25000,22710,9084,[3028]]' ]
+	check_err $? "reserve list -j: $(list_json)"
+	err=$(resv add dev "$R_IF2" id b6 flowlabel 0x10006 rate 100kbit 2>&1)
+	check_fail $? "a sixth burst admitted"
+	[[ "$err" = *"the 22710 of 5 admitted reservations"*"would drain in 10.900ms at 20mbit, over its delay bound of 10.000ms"* ]]
+	check_err $? "got '$err'"
+	leaf=$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -c '.classes[] | select(.name == "pip") | [.leaf, .leaf_limit]')
+	[ "$leaf" = '["bfifo",25000]' ]
+	check_err $? "pip's queue: $leaf"
+	[ "$(tc -n "$R" -j qdisc show dev "$R_IF2" | jq -c '[.[] | select(.parent == "1:12") | .kind, .options.limit]')" = '["bfifo",25000]' ]
+	check_err $? "pip's qdisc: $(tc -n "$R" -j qdisc show dev "$R_IF2")"
+	for i in 1 2 3 4 5; do
+		resv del dev "$R_IF2" id b$i >/dev/null
+	done
+	log_test "five bursts of two frames fill pip's 10 ms (9.084 ms), a sixth refused; queue 25000 bytes"
+}
 
 # --- held to its rate, the other keeps its own ---------------------------------
 # pip_out FAM VERDICT: packets of family FAM counted in pip at r's egress
@@ -201,30 +219,43 @@ held()
 		"demoted $(($(pip_out $held_fam demote) - d0)) of $hr red"
 	log_test "$held_fam at 2x its reservation, entering on $R_IF1, held to it as EF; $keep_fam at 0.5x keeps all"
 }
-held ipv4 ipv6
-held ipv6 ipv4
 
-# --- an IPv6 flow label reservation held ------------------------------------------
+held_v4()
+{
+	held ipv4 ipv6
+}
+
+held_v6()
+{
+	held ipv6 ipv4
+}
+
 # udp_send: 64-byte payloads, 126-byte frames, one per millisecond: about
 # 1 Mbit/s, twice the 504 kbit/s reserved for its flow label.
 UDP_SEND=${TEST_OUTPUT:-$(dirname "$(readlink -f "$0")")/../.output/selftests}/udp_send
-RET=0
-resv add dev "$R_IF2" id fl flowlabel 0x5eed rate 504kbit burst 252 remark ef >/dev/null
-check_err $? "reserve add fl"
-e0=$(pip_out ipv6 remark)
-t0=$(date +%s.%N)
-in_ns "$H1" "$UDP_SEND" $H2_V6 7350 1000 0x5eed >/dev/null
-check_err $? "udp_send"
-t=$(python3 -c "print($(date +%s.%N) - $t0)")
-g=$(rule_json fl ".police.green.ipv6.packets")
-r=$(rule_json fl ".police.red.ipv6.packets")
-bound=$(python3 -c "print(int(2 + ($t + 0.05) * 504000 / 8 / 126))")
-echo "    flow label: 1000 sent in ${t}s, green $g (<= $bound) red $r, EF out $(($(pip_out ipv6 remark) - e0))"
-[ $((g + r)) -eq 1000 ] && [ "$g" -le "$bound" ] && [ "$r" -gt 0 ] &&
-	[ $(($(pip_out ipv6 remark) - e0)) -eq "$g" ]
-check_err $? "the flow label reservation was not held to its rate"
-resv del dev "$R_IF2" id fl >/dev/null
-log_test "ipv6 flow label at 2x its reservation held to it as EF"
+# --- an IPv6 flow label reservation held
+flowlabel()
+{
+	local e0 t0 t g r bound
+
+	RET=0
+	resv add dev "$R_IF2" id fl flowlabel 0x5eed rate 504kbit burst 252 remark ef >/dev/null
+	check_err $? "reserve add fl"
+	e0=$(pip_out ipv6 remark)
+	t0=$(date +%s.%N)
+	in_ns "$H1" "$UDP_SEND" $H2_V6 7350 1000 0x5eed >/dev/null
+	check_err $? "udp_send"
+	t=$(python3 -c "print($(date +%s.%N) - $t0)")
+	g=$(rule_json fl ".police.green.ipv6.packets")
+	r=$(rule_json fl ".police.red.ipv6.packets")
+	bound=$(python3 -c "print(int(2 + ($t + 0.05) * 504000 / 8 / 126))")
+	echo "    flow label: 1000 sent in ${t}s, green $g (<= $bound) red $r, EF out $(($(pip_out ipv6 remark) - e0))"
+	[ $((g + r)) -eq 1000 ] && [ "$g" -le "$bound" ] && [ "$r" -gt 0 ] &&
+		[ $(($(pip_out ipv6 remark) - e0)) -eq "$g" ]
+	check_err $? "the flow label reservation was not held to its rate"
+	resv del dev "$R_IF2" id fl >/dev/null
+	log_test "ipv6 flow label at 2x its reservation held to it as EF"
+}
 
 # --- expiry ------------------------------------------------------------------
 # pip_in FAM: packets of family FAM counted in pip at r's egress to h2.
@@ -233,127 +264,148 @@ pip_in()
 	qosctl_ns "$R" stats dev "$R_IF2" -j |
 		jq -r --arg f "$1" '.classes[] | select(.name == "pip") | .egress[$f].packets'
 }
-for fam in ipv4 ipv6; do
+# Reservations for a time: in force, then gone, with or without an apply
+# pending.
+expiry()
+{
+	local fam dst start p0 p1 p2 left out
+
+	for fam in ipv4 ipv6; do
+		RET=0
+		[ $fam = ipv4 ] && dst=$H2_V4 || dst=$H2_V6
+		resv add dev "$R_IF2" id exp-$fam dst $dst proto udp dport 7400 rate 1mbit for 2s >/dev/null
+		check_err $? "reserve add for 2s"
+		start=$(date +%s.%N)
+		p0=$(pip_in $fam)
+		send "$dst" 7400 100 0.2 $PAY >/dev/null
+		p1=$(pip_in $fam)
+		left=$(python3 -c "print(max(0, 2.2 - ($(date +%s.%N) - $start)))")
+		if [ "$left" = 0 ]; then
+			# The 20 datagrams took longer than the reservation lasted.
+			xfail_on_slow check_err 1 "the machine was too slow to send within 2 s"
+		fi
+		[ $((p1 - p0)) -eq 20 ]
+		check_err $? "$fam: $((p1 - p0)) of 20 datagrams in pip while reserved"
+		sleep "$left"
+		send "$dst" 7400 100 0.2 $PAY >/dev/null
+		p2=$(pip_in $fam)
+		[ $((p2 - p1)) -eq 0 ]
+		check_err $? "$fam: $((p2 - p1)) of 20 datagrams in pip after the expiry"
+		# The rule is still in the table, unseen by the data path, until a
+		# command reads it: reserve list sweeps it.
+		[ "$(qosctl_ns "$R" rule list dev "$R_IF2" -j | jq -c --arg i exp-$fam '[.[] | select(.name == $i)] | length')" = 1 ]
+		check_err $? "$fam: the expired rule went before anything read it"
+		[ "$(list_json | jq -c --arg i exp-$fam '[.reservations[] | select(.id == $i)] | length')" = 0 ]
+		check_err $? "$fam: reserve list shows the expired reservation: $(list_json)"
+		[ "$(qosctl_ns "$R" rule list dev "$R_IF2" -j | jq -c --arg i exp-$fam '[.[] | select(.name == $i)] | length')" = 0 ]
+		check_err $? "$fam: reserve list did not delete the expired rule"
+		log_test "$fam: a reservation for 2s steers its flow, expires by itself, swept by reserve list"
+	done
+	# While an apply waits for its confirmation nothing may change the rules:
+	# reserve list shows an expired reservation as such, and sweeps it after.
 	RET=0
-	[ $fam = ipv4 ] && dst=$H2_V4 || dst=$H2_V6
-	resv add dev "$R_IF2" id exp-$fam dst $dst proto udp dport 7400 rate 1mbit for 2s >/dev/null
+	resv add dev "$R_IF2" id exp-c proto udp dport 7401 rate 1kbit for 2s >/dev/null
 	check_err $? "reserve add for 2s"
-	start=$(date +%s.%N)
-	p0=$(pip_in $fam)
-	send "$dst" 7400 100 0.2 $PAY >/dev/null
-	p1=$(pip_in $fam)
-	left=$(python3 -c "print(max(0, 2.2 - ($(date +%s.%N) - $start)))")
-	if [ "$left" = 0 ]; then
-		# The 20 datagrams took longer than the reservation lasted.
-		xfail_on_slow check_err 1 "the machine was too slow to send within 2 s"
-	fi
-	[ $((p1 - p0)) -eq 20 ]
-	check_err $? "$fam: $((p1 - p0)) of 20 datagrams in pip while reserved"
-	sleep "$left"
-	send "$dst" 7400 100 0.2 $PAY >/dev/null
-	p2=$(pip_in $fam)
-	[ $((p2 - p1)) -eq 0 ]
-	check_err $? "$fam: $((p2 - p1)) of 20 datagrams in pip after the expiry"
-	# The rule is still in the table, unseen by the data path, until a
-	# command reads it: reserve list sweeps it.
-	[ "$(qosctl_ns "$R" rule list dev "$R_IF2" -j | jq -c --arg i exp-$fam '[.[] | select(.name == $i)] | length')" = 1 ]
-	check_err $? "$fam: the expired rule went before anything read it"
-	[ "$(list_json | jq -c --arg i exp-$fam '[.reservations[] | select(.id == $i)] | length')" = 0 ]
-	check_err $? "$fam: reserve list shows the expired reservation: $(list_json)"
-	[ "$(qosctl_ns "$R" rule list dev "$R_IF2" -j | jq -c --arg i exp-$fam '[.[] | select(.name == $i)] | length')" = 0 ]
-	check_err $? "$fam: reserve list did not delete the expired rule"
-	log_test "$fam: a reservation for 2s steers its flow, expires by itself, swept by reserve list"
-done
-# While an apply waits for its confirmation nothing may change the rules:
-# reserve list shows an expired reservation as such, and sweeps it after.
-RET=0
-resv add dev "$R_IF2" id exp-c proto udp dport 7401 rate 1kbit for 2s >/dev/null
-check_err $? "reserve add for 2s"
-qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit --confirm 60 >/dev/null
-check_err $? "apply --confirm"
-sleep 2.1
-out=$(list_json)
-check_err $? "reserve list with an apply pending"
-[ "$(jq -c '[.reservations[] | select(.id == "exp-c") | .expired]' <<<"$out")" = '[true]' ]
-check_err $? "reserve list with an apply pending: $out"
-qosctl_ns "$R" confirm dev "$R_IF2" >/dev/null
-check_err $? "confirm"
-[ "$(list_json | jq -c '[.reservations[] | select(.id == "exp-c")] | length')" = 0 ]
-check_err $? "not swept after the confirm: $(list_json)"
-log_test "an apply pending: reserve list shows the expired reservation, then sweeps it"
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit --confirm 60 >/dev/null
+	check_err $? "apply --confirm"
+	sleep 2.1
+	out=$(list_json)
+	check_err $? "reserve list with an apply pending"
+	[ "$(jq -c '[.reservations[] | select(.id == "exp-c") | .expired]' <<<"$out")" = '[true]' ]
+	check_err $? "reserve list with an apply pending: $out"
+	qosctl_ns "$R" confirm dev "$R_IF2" >/dev/null
+	check_err $? "confirm"
+	[ "$(list_json | jq -c '[.reservations[] | select(.id == "exp-c")] | length')" = 0 ]
+	check_err $? "not swept after the confirm: $(list_json)"
+	log_test "an apply pending: reserve list shows the expired reservation, then sweeps it"
+}
 
-RET=0
-resv add dev "$R_IF2" id after proto udp dport 7500 rate 1kbit >/dev/null
-check_err $? "reserve add after the expiries"
-[ "$(list_json | jq -c '[.reservations[].id] | sort')" = '["after","held","keep"]' ]
-check_err $? "reservations after the expiries: $(list_json | jq -c '[.reservations[].id]')"
-log_test "only the live reservations are left"
+# What the tests before left: held and keep (held_v4, held_v6), and after.
+live_left()
+{
+	RET=0
+	resv add dev "$R_IF2" id after proto udp dport 7500 rate 1kbit >/dev/null
+	check_err $? "reserve add after the expiries"
+	[ "$(list_json | jq -c '[.reservations[].id] | sort')" = '["after","held","keep"]' ]
+	check_err $? "reservations after the expiries: $(list_json | jq -c '[.reservations[].id]')"
+	log_test "only the live reservations are left"
+}
 
-# --- re-apply ------------------------------------------------------------------
-RET=0
-ids=$(list_json | jq -c '[.reservations[] | [.id, .rate_bps]] | sort')
-qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
-check_err $? "re-apply pip-20pct"
-[ "$(list_json | jq -c '[.reservations[] | [.id, .rate_bps]] | sort')" = "$ids" ]
-check_err $? "a re-apply of the same profile lost reservations: $(list_json)"
-log_test "a re-apply of the same profile keeps every reservation"
+reapply()
+{
+	local ids err want
 
-RET=0
-resv add dev "$R_IF2" id big proto udp dport 7600 rate 5mbit >/dev/null
-check_err $? "reserve add big"
-err=$(qosctl_ns "$R" apply pip-5pct dev "$R_IF2" rate 100mbit 2>&1)
-check_fail $? "pip-5pct applied over 5.193mbit of reservations"
-want="qosctl: apply: dev $R_IF2: profile pip-5pct: reservations would take 5193kbit of class pip, which admits 4500kbit (its ceiling 5mbit less 10% headroom)"
-[ "$err" = "$want" ]
-check_err $? "got '$err', want '$want'"
-[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-20pct ]
-check_err $? "the refused apply changed the profile"
-log_test "pip-5pct, admitting 4.5mbit, refused over 5193kbit of reservations"
+	# --- re-apply ------------------------------------------------------------------
+	RET=0
+	ids=$(list_json | jq -c '[.reservations[] | [.id, .rate_bps]] | sort')
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit
+	check_err $? "re-apply pip-20pct"
+	[ "$(list_json | jq -c '[.reservations[] | [.id, .rate_bps]] | sort')" = "$ids" ]
+	check_err $? "a re-apply of the same profile lost reservations: $(list_json)"
+	log_test "a re-apply of the same profile keeps every reservation"
 
-# --- reserve apply FILE ------------------------------------------------------------
-RET=0
-cat >"$TMP/r.json" <<EOF
-{"reservations": [
-  {"dev": "$R_IF2", "id": "f4", "src": "$H1_V4", "proto": "udp", "dport": 7700, "rate": "2mbit"},
-  {"dev": "$R_IF2", "id": "f6", "src": "$H1_V6", "proto": "udp", "dport": 7700, "rate": "2mbit",
-   "burst": "4kb", "for": "1h"}
-]}
-EOF
-for i in 1 2; do
-	out=$(resv apply "$TMP/r.json" 2>&1)
-	check_err $? "reserve apply, round $i: $out"
-done
-[ "$out" = "dev $R_IF2: 2 reservations in force" ]
-check_err $? "reserve apply said '$out'"
-[ "$(list_json | jq -c '[.reservations[] | select(.id | startswith("f")) | [.id, .rate_bps, .burst_bytes]] | sort')" = \
-  '[["f4",2000000,3028],["f6",2000000,4096]]' ]
-check_err $? "after two applies of the file: $(list_json | jq -c .reservations)"
-log_test "reserve apply FILE twice: the same two reservations"
+	RET=0
+	resv add dev "$R_IF2" id big proto udp dport 7600 rate 5mbit >/dev/null
+	check_err $? "reserve add big"
+	err=$(qosctl_ns "$R" apply pip-5pct dev "$R_IF2" rate 100mbit 2>&1)
+	check_fail $? "pip-5pct applied over 5.193mbit of reservations"
+	want="qosctl: apply: dev $R_IF2: profile pip-5pct: reservations would take 5193kbit of class pip, which admits 4500kbit (its ceiling 5mbit less 10% headroom)"
+	[ "$err" = "$want" ]
+	check_err $? "got '$err', want '$want'"
+	[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -r .profile)" = pip-20pct ]
+	check_err $? "the refused apply changed the profile"
+	log_test "pip-5pct, admitting 4.5mbit, refused over 5193kbit of reservations"
+}
 
-sed 's/"rate": "2mbit"}/"rate": "fast"}/' "$TMP/r.json" >"$TMP/bad.json"
-refused "a bad request names the file, its index and key; nothing changes" \
-	"qosctl: reserve apply: $TMP/bad.json: reservations[0].rate: 'fast' is not a rate from 1kbit to 1000gbit" \
-	apply "$TMP/bad.json"
+reserve_file()
+{
+	local i out
 
-# --- names -------------------------------------------------------------------------
-# An id is a name ([A-Za-z0-9._:-]): one with a terminal escape (ESC [31m)
-# was accepted and printed raw by reserve list. Refused from the command
-# line and from a file, with the byte shown escaped; nothing changes.
-refused "an id with an ESC byte is refused, shown escaped" \
-	"qosctl: reserve add: id: name 'r\\x1b[31m' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
-	add dev "$R_IF1" id $'r\e[31m' src $H1_V4 proto udp dport 7800 rate 8kbit
-sed 's/"id": "f4"/"id": "f\\u001b[2J"/' "$TMP/r.json" >"$TMP/esc.json"
-refused "an id with an ESC byte in a file is refused, shown escaped" \
-	"qosctl: reserve apply: $TMP/esc.json: reservations[0].id: name 'f\\x1b[2J' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
-	apply "$TMP/esc.json"
-refused "an id with a space is refused" \
-	"qosctl: reserve add: id: name 'a b' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
-	add dev "$R_IF1" id "a b" src $H1_V4 proto udp dport 7800 rate 8kbit
-RET=0
-err=$(qosctl_ns "$R" rule add dev "$R_IF1" name $'x\a' src $H1_V4 class pip 2>&1)
-check_fail $? "rule add with a BEL in its name worked"
-[[ "$err" == *"name 'x\\x07' must be"* ]]
-check_err $? "got '$err'"
-log_test "a rule name with a BEL byte is refused, shown escaped"
+	# --- reserve apply FILE ------------------------------------------------------------
+	RET=0
+	for i in 1 2; do
+		out=$(resv apply "$TMP/r.json" 2>&1)
+		check_err $? "reserve apply, round $i: $out"
+	done
+	[ "$out" = "dev $R_IF2: 2 reservations in force" ]
+	check_err $? "reserve apply said '$out'"
+	[ "$(list_json | jq -c '[.reservations[] | select(.id | startswith("f")) | [.id, .rate_bps, .burst_bytes]] | sort')" = \
+	  '[["f4",2000000,3028],["f6",2000000,4096]]' ]
+	check_err $? "after two applies of the file: $(list_json | jq -c .reservations)"
+	log_test "reserve apply FILE twice: the same two reservations"
 
+	sed 's/"rate": "2mbit"}/"rate": "fast"}/' "$TMP/r.json" >"$TMP/bad.json"
+	refused "a bad request names the file, its index and key; nothing changes" \
+		"qosctl: reserve apply: $TMP/bad.json: reservations[0].rate: 'fast' is not a rate from 1kbit to 1000gbit" \
+		apply "$TMP/bad.json"
+}
+
+names()
+{
+	local err
+
+	# --- names -------------------------------------------------------------------------
+	# An id is a name ([A-Za-z0-9._:-]): one with a terminal escape (ESC [31m)
+	# was accepted and printed raw by reserve list. Refused from the command
+	# line and from a file, with the byte shown escaped; nothing changes.
+	refused "an id with an ESC byte is refused, shown escaped" \
+		"qosctl: reserve add: id: name 'r\\x1b[31m' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
+		add dev "$R_IF1" id $'r\e[31m' src $H1_V4 proto udp dport 7800 rate 8kbit
+	sed 's/"id": "f4"/"id": "f\\u001b[2J"/' "$TMP/r.json" >"$TMP/esc.json"
+	refused "an id with an ESC byte in a file is refused, shown escaped" \
+		"qosctl: reserve apply: $TMP/esc.json: reservations[0].id: name 'f\\x1b[2J' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
+		apply "$TMP/esc.json"
+	refused "an id with a space is refused" \
+		"qosctl: reserve add: id: name 'a b' must be 1-15 of letters, digits, '.', '_', ':' or '-'" \
+		add dev "$R_IF1" id "a b" src $H1_V4 proto udp dport 7800 rate 8kbit
+	RET=0
+	err=$(qosctl_ns "$R" rule add dev "$R_IF1" name $'x\a' src $H1_V4 class pip 2>&1)
+	check_fail $? "rule add with a BEL in its name worked"
+	[[ "$err" == *"name 'x\\x07' must be"* ]]
+	check_err $? "got '$err'"
+	log_test "a rule name with a BEL byte is refused, shown escaped"
+}
+
+ALL_TESTS="admission bursts held_v4 held_v6 flowlabel expiry live_left reapply reserve_file names"
+tests_run
 exit $EXIT_STATUS

@@ -40,12 +40,11 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc python3 nsenter
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 ROUNDS=5
 NRULES=8
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 # prefix I: the destination of rule I; addr I: an address in it.
 prefix()
@@ -252,11 +251,18 @@ readers_race_remove()
 	log_test "show, stats, stats --prometheus racing remove: no clsact left, $READ_ROUNDS rounds"
 }
 
+# ROUNDS rounds of rule adds racing applies.
+rule_rounds()
+{
+	local r
+
+	for ((r = 1; r <= ROUNDS; r++)); do
+		round $r
+	done
+}
+
 setup || { echo "setup failed"; exit $ksft_fail; }
-readers_race_remove
-for ((r = 1; r <= ROUNDS; r++)); do
-	round $r
-done
-recovery
+ALL_TESTS="readers_race_remove rule_rounds recovery"
+tests_run
 qosctl_ns "$R" remove dev r0
 exit $EXIT_STATUS

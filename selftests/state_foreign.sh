@@ -39,18 +39,14 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc python3
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 DEV=fx0
 
 tc_state()
 {
-	tc -n "$R" -d qdisc show dev $DEV
-	tc -n "$R" -d class show dev $DEV
-	tc -n "$R" filter show dev $DEV ingress
-	tc -n "$R" filter show dev $DEV egress
+	tc_snapshot "$R" $DEV
 }
 
 # foreign DIR PREF: another tool's filter at clsact DIR.
@@ -289,14 +285,19 @@ test_vanish()
 	done
 }
 
-setup || { echo "setup failed"; exit $ksft_fail; }
-test_legacy_ingress
-test_foreign_root
-if hook_obj; then
+# test_hooks: the tests that need another tool's tc program.
+test_hooks()
+{
+	if [ -z "$HOOK" ]; then
+		log_test_skip "another tool's filters, remove --force" "no tc object and no clang"
+		return
+	fi
 	test_other_filters
 	test_force
-else
-	log_test_skip "another tool's filters, remove --force" "no tc object and no clang"
-fi
-test_vanish
+}
+
+setup || { echo "setup failed"; exit $ksft_fail; }
+hook_obj || HOOK=
+ALL_TESTS="test_legacy_ingress test_foreign_root test_hooks test_vanish"
+tests_run
 exit $EXIT_STATUS

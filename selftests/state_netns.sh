@@ -37,10 +37,9 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc ping python3 nsenter
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 PINGS1=5	# echo requests into T1, each family
 PINGS2=3	# into T2
@@ -87,13 +86,6 @@ ifindex()
 	ip -n "$1" -j link show dev "$2" | jq -r '.[0].ifindex'
 }
 
-# filter_prog NS DEV DIR: id of the program at qosctl's slot (handle 0x51).
-filter_prog()
-{
-	tc -n "$1" -j filter show dev "$2" "$3" |
-		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
-}
-
 # ef_pings NS V4 N V6: N echo requests with DSCP EF to V4.1 and to V6::1;
 # fails unless every one is answered.
 ef_pings()
@@ -130,17 +122,6 @@ snapshot()
 	qosctl_ns "$1" stats dev "$2" -j
 	qosctl_ns "$1" show dev "$2" -j
 	qosctl_ns "$1" rule list dev "$2" -j
-}
-
-# is_clean NS DEV: the default root qdisc, no clsact.
-is_clean()
-{
-	local root n
-
-	root=$(tc -n "$1" -j qdisc show dev "$2" root | jq -r '.[0].handle')
-	[ "$root" = "0:" ] || { echo "dev $2: root qdisc $root, not the default"; return 1; }
-	n=$(tc -n "$1" -j qdisc show dev "$2" | jq '[.[] | select(.kind == "clsact")] | length')
-	[ "$n" -eq 0 ] || { echo "dev $2: clsact left behind"; return 1; }
 }
 
 # no_dev NS DEV: every command on DEV fails with "no such device".
@@ -191,7 +172,7 @@ test_twins()
 	[ "$(jq -r .profile <<<"$s1")" = pip-20pct ] && [ "$(jq -r .profile <<<"$s2")" = diffserv4 ]
 	check_err $? "profiles: T1 $(jq -r .profile <<<"$s1"), T2 $(jq -r .profile <<<"$s2")"
 	for d in ingress egress; do
-		p1=$(filter_prog "$T1" q0 $d) p2=$(filter_prog "$T2" q0 $d)
+		p1=$(slot_prog "$T1" q0 $d) p2=$(slot_prog "$T2" q0 $d)
 		[ "$(jq -r ".programs.$d // empty" <<<"$s1")" = "$p1" ] &&
 			[ "$(jq -r ".programs.$d // empty" <<<"$s2")" = "$p2" ] && [ "$p1" != "$p2" ]
 		check_err $? "$d programs: T1 show $(jq -r .programs.$d <<<"$s1") tc $p1," \
@@ -228,7 +209,7 @@ test_twins()
 	snap_before=$(snapshot "$T2" q0)
 	out=$(qosctl_ns "$T1" remove dev q0 2>&1)
 	check_err $? "remove in T1: $out"
-	out=$(is_clean "$T1" q0)
+	out=$(dev_clean "$T1" q0)
 	check_err $? "T1: $out"
 	snap_after=$(snapshot "$T2" q0)
 	[ "$snap_before" = "$snap_after" ]
@@ -249,7 +230,7 @@ test_twins()
 	log_test "twins: T2 still classifies after T1's remove"
 	out=$(qosctl_ns "$T2" remove dev q0 2>&1)
 	check_err $? "remove in T2: $out"
-	out=$(is_clean "$T2" q0)
+	out=$(dev_clean "$T2" q0)
 	check_err $? "T2: $out"
 	log_test "twins: remove in T2"
 }
@@ -274,7 +255,7 @@ test_rename()
 	check_err $? "show dev rb: $s"
 	[ "$(jq -r .profile <<<"$s" 2>/dev/null)" = pip-20pct ] &&
 		[ "$(jq -r .dev <<<"$s")" = rb ] &&
-		[ "$(jq -r .programs.ingress <<<"$s")" = "$(filter_prog "$T1" rb ingress)" ]
+		[ "$(jq -r .programs.ingress <<<"$s")" = "$(slot_prog "$T1" rb ingress)" ]
 	check_err $? "show dev rb: $s"
 	out=$(qosctl_ns "$T1" stats dev rb -j 2>&1)
 	check_err $? "stats dev rb: $out"
@@ -293,7 +274,7 @@ test_rename()
 
 	out=$(qosctl_ns "$T1" remove dev rb 2>&1)
 	check_err $? "remove dev rb: $out"
-	out=$(is_clean "$T1" rb)
+	out=$(dev_clean "$T1" rb)
 	check_err $? "$out"
 	ip -n "$T1" link del rb
 	log_test "rename: remove under the new name"
@@ -351,7 +332,7 @@ test_recreate()
 	out=$(qosctl_ns "$T1" apply pip-20pct dev rc0 rate 100mbit 2>&1)
 	check_err $? "apply on the new rc0: $out"
 	new_ids=$(qosctl_ns "$T1" show dev rc0 -j | jq -r '.programs | "\(.ingress) \(.egress)"')
-	[ "$new_ids" = "$(filter_prog "$T1" rc0 ingress) $(filter_prog "$T1" rc0 egress)" ]
+	[ "$new_ids" = "$(slot_prog "$T1" rc0 ingress) $(slot_prog "$T1" rc0 egress)" ]
 	check_err $? "show says programs $new_ids, tc disagrees"
 	sum=$(qosctl_ns "$T1" stats dev rc0 -j | jq '[.. | objects | .packets?, .bytes? | numbers] | add')
 	[ "$sum" = 0 ]
@@ -375,7 +356,6 @@ test_recreate()
 }
 
 setup || { echo "setup failed"; exit $ksft_fail; }
-test_twins
-test_rename
-test_recreate
+ALL_TESTS="test_twins test_rename test_recreate"
+tests_run
 exit $EXIT_STATUS

@@ -41,7 +41,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc python3 ps
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
 FAIL_STEPS="load rules police tree cfg attach prune"
 FAULT_STEPS="record load rules police tree cfg attach prune commit"
@@ -55,8 +55,7 @@ ALIVE_CONFIRM=2
 # apply and its deadline need the deadline further out.
 [ "$KSFT_MACHINE_SLOW" = yes ] && KILL_CONFIRM=20 ALIVE_CONFIRM=15
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 
 make_profiles()
 {
@@ -105,16 +104,12 @@ make_profiles()
 	sed -e '/^\[profile\]/a rules = 2048' "$TMP/B" >"$TMP/B2"
 }
 
-# tc_state DEV: qdiscs and classes without counters, filters with ids.
-# Qdiscs sorted: the kernel lists them in the order of its handle hash and
-# of their creation, so a leaf that a rollback re-created (pip's bfifo of
-# A, after B's pfifo) moves in the list and is the same state.
+# tc_state DEV: qdiscs and classes without counters, filters with ids
+# (tc_snapshot: a leaf that a rollback re-created, pip's bfifo of A after
+# B's pfifo, moves in the list of qdiscs and is the same state).
 tc_state()
 {
-	tc -n "$R" -d qdisc show dev "$1" | sort
-	tc -n "$R" -d class show dev "$1"
-	tc -n "$R" filter show dev "$1" ingress
-	tc -n "$R" filter show dev "$1" egress
+	tc_snapshot "$R" "$1"
 }
 
 # qosctl_state DEV: rules without counters, show -j, the policer lines.
@@ -272,12 +267,9 @@ test_fault()
 # is_clean DEV: what qosctl never touched.
 is_clean()
 {
-	local root n
+	local n
 
-	root=$(tc -n "$R" -j qdisc show dev "$1" root | jq -r '.[0].handle')
-	[ "$root" = "0:" ] || { echo "root qdisc $root, not the default"; return 1; }
-	n=$(tc -n "$R" -j qdisc show dev "$1" | jq '[.[] | select(.kind == "clsact")] | length')
-	[ "$n" -eq 0 ] || { echo "clsact left"; return 1; }
+	dev_clean "$R" "$1" || return 1
 	n=$(tc -n "$R" filter show dev "$1" ingress; tc -n "$R" filter show dev "$1" egress)
 	[ -z "$n" ] || { echo "filters left: $n"; return 1; }
 }
@@ -380,9 +372,6 @@ test_confirm()
 }
 
 setup || { echo "setup failed"; exit $ksft_fail; }
-test_b_works
-test_fail
-test_fault
-test_fault_fresh
-test_confirm
+ALL_TESTS="test_b_works test_fail test_fault test_fault_fresh test_confirm"
+tests_run
 exit $EXIT_STATUS

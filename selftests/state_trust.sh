@@ -36,10 +36,9 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 require_root
 require_cmd jq tc unshare nsenter setpriv bpftool python3 mountpoint
-[ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
+require_qosctl
 
-TMP=$(mktemp -d)
-defer rm -rf "$TMP"
+tmp_setup
 DEV=st0
 NOBODY=65534
 
@@ -56,13 +55,11 @@ priv()
 			'"$1"
 }
 
-# tc_state: the device as tc sees it, no counters.
+# tc_state: the device as tc sees it, no counters (tc_snapshot: qdiscs
+# sorted, as the scripts run by priv below write it too).
 tc_state()
 {
-	tc -n "$R" -d qdisc show dev $DEV
-	tc -n "$R" -d class show dev $DEV
-	tc -n "$R" filter show dev $DEV ingress
-	tc -n "$R" filter show dev $DEV egress
+	tc_snapshot "$R" $DEV
 }
 
 # field NAME TEXT: the value of the line "NAME=value" in TEXT.
@@ -251,7 +248,7 @@ test_readonly()
 		"$QOSCTL" apply pip-20pct dev $DEV rate 100mbit || exit 99
 		mount -t tmpfs -o mode=0700 st-qosctl /run/qosctl &&
 			mount -o remount,ro /run/qosctl || exit 99
-		tc -d qdisc show dev $DEV >$TMP/before
+		tc -d qdisc show dev $DEV | sort >$TMP/before
 		tc -d class show dev $DEV >>$TMP/before
 		tc filter show dev $DEV ingress >>$TMP/before
 		tc filter show dev $DEV egress >>$TMP/before
@@ -278,7 +275,7 @@ test_readonly()
 	out=$(priv '
 		mkdir /run/qosctl && mount -t tmpfs -o mode=0700,size=64k st-qosctl /run/qosctl &&
 			{ dd if=/dev/zero of=/run/qosctl/fill bs=4k 2>/dev/null; true; } || exit 99
-		tc -d qdisc show dev $DEV >$TMP/before
+		tc -d qdisc show dev $DEV | sort >$TMP/before
 		tc -d class show dev $DEV >>$TMP/before
 		tc filter show dev $DEV ingress >>$TMP/before
 		tc filter show dev $DEV egress >>$TMP/before
@@ -325,11 +322,7 @@ test_no_bpffs()
 }
 
 setup || { echo "setup failed"; exit $ksft_fail; }
-test_applied
-test_not_root_owned
-test_writable
-test_symlink
-test_bpffs_planted
-test_readonly
-test_no_bpffs
+ALL_TESTS="test_applied test_not_root_owned test_writable test_symlink test_bpffs_planted
+	   test_readonly test_no_bpffs"
+tests_run
 exit $EXIT_STATUS

@@ -43,9 +43,7 @@ make -s -C "$src" install OUTPUT="$top/build" DESTDIR="$top" PREFIX=/opt/qosctl 
 
 setup_ns NS || exit $ksft_fail
 DEV=$(ifname_unique qu) PEER=$(ifname_unique qp)
-ip -n "$NS" link add "$DEV" type veth peer name "$PEER" || exit $ksft_fail
-ip -n "$NS" link set "$DEV" up
-ip -n "$NS" link set "$PEER" up
+veth_pair "$NS" "$DEV" "$PEER" || exit $ksft_fail
 PORT=$((20000 + RANDOM % 20000))
 
 sed -i '/sys-subsystem-net-devices/d' "$opt/units/qosctl@.service"
@@ -118,80 +116,104 @@ profile()
 	qosctl_ns "$NS" show dev "$DEV" -j 2>/dev/null | jq -r .profile
 }
 
-sd systemctl start "qosctl@$DEV.service"
-check_err $? "start failed: $(cat "$opt/log")"
-[ "$(profile)" = pip-20pct ]
-check_err $? "pip-20pct is not applied on $DEV: $(cat "$opt/log")"
-# CAP_NET_ADMIN (12), CAP_SYS_ADMIN (21) and CAP_BPF (39) only; no new
-# privileges; a seccomp filter.
-grep -qx $'CapBnd:\t0000008000201000' "$opt/log" && grep -qx $'NoNewPrivs:\t1' "$opt/log" &&
-	grep -qx $'Seccomp:\t2' "$opt/log"
-check_err $? "qosctl@$DEV not confined as expected: $(cat "$opt/log")"
-log_test "systemctl start qosctl@$DEV: applies the conf's profile, sandboxed"
+# The tests follow the units through their life: start, reload, the
+# exporter and the reflector beside them, stop.
+template_start()
+{
+	sd systemctl start "qosctl@$DEV.service"
+	check_err $? "start failed: $(cat "$opt/log")"
+	[ "$(profile)" = pip-20pct ]
+	check_err $? "pip-20pct is not applied on $DEV: $(cat "$opt/log")"
+	# CAP_NET_ADMIN (12), CAP_SYS_ADMIN (21) and CAP_BPF (39) only; no new
+	# privileges; a seccomp filter.
+	grep -qx $'CapBnd:\t0000008000201000' "$opt/log" && grep -qx $'NoNewPrivs:\t1' "$opt/log" &&
+		grep -qx $'Seccomp:\t2' "$opt/log"
+	check_err $? "qosctl@$DEV not confined as expected: $(cat "$opt/log")"
+	log_test "systemctl start qosctl@$DEV: applies the conf's profile, sandboxed"
+}
 
-printf 'PROFILE=pip-5pct\nRATE=100mbit\n' >"$opt/etc/qosctl/$DEV.conf"
-sd systemctl reload "qosctl@$DEV.service"
-check_err $? "reload failed: $(cat "$opt/log")"
-[ "$(profile)" = pip-5pct ]
-check_err $? "reload did not apply the changed conf's pip-5pct"
-[ "$(sd systemctl is-active "qosctl@$DEV.service")" = active ]
-check_err $? "qosctl@$DEV is not active after reload"
-log_test "systemctl reload qosctl@$DEV: applies the changed conf"
+template_reload()
+{
+	printf 'PROFILE=pip-5pct\nRATE=100mbit\n' >"$opt/etc/qosctl/$DEV.conf"
+	sd systemctl reload "qosctl@$DEV.service"
+	check_err $? "reload failed: $(cat "$opt/log")"
+	[ "$(profile)" = pip-5pct ]
+	check_err $? "reload did not apply the changed conf's pip-5pct"
+	[ "$(sd systemctl is-active "qosctl@$DEV.service")" = active ]
+	check_err $? "qosctl@$DEV is not active after reload"
+	log_test "systemctl reload qosctl@$DEV: applies the changed conf"
+}
 
-sd systemctl start qosctl-exporter.service
-check_err $? "exporter start failed: $(cat "$opt/log")"
-wait_listen "$NS" t "$PORT"
-check_err $? "the exporter does not listen on 127.0.0.1:$PORT: $(cat "$opt/log")"
-metrics=$(in_ns "$NS" python3 -c 'import sys, urllib.request
+exporter()
+{
+	local metrics pid status
+
+	sd systemctl start qosctl-exporter.service
+	check_err $? "exporter start failed: $(cat "$opt/log")"
+	wait_listen "$NS" t "$PORT"
+	check_err $? "the exporter does not listen on 127.0.0.1:$PORT: $(cat "$opt/log")"
+	metrics=$(in_ns "$NS" python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode())' \
-	"$PORT")
-check_err $? "scrape failed: $(cat "$opt/log")"
-echo "$metrics" | grep -q "\"$DEV\""
-check_err $? "the metrics do not name $DEV: $(echo "$metrics" | head -5)"
-pid=$(sd systemctl show -p MainPID --value qosctl-exporter.service)
-status=$(sd cat "/proc/$pid/status")
-# CAP_SYS_ADMIN and CAP_BPF, nothing else.
-echo "$status" | grep -qx $'CapBnd:\t0000008000200000' &&
-	echo "$status" | grep -qx $'CapEff:\t0000008000200000' &&
-	echo "$status" | grep -qx $'NoNewPrivs:\t1' &&
-	echo "$status" | grep -qx $'Seccomp:\t2'
-check_err $? "exporter not confined as expected: $(echo "$status" | grep -E 'Cap|NoNew|Seccomp')"
-log_test "qosctl-exporter: $DEV in /metrics; CAP_BPF and CAP_SYS_ADMIN only"
+		"$PORT")
+	check_err $? "scrape failed: $(cat "$opt/log")"
+	echo "$metrics" | grep -q "\"$DEV\""
+	check_err $? "the metrics do not name $DEV: $(echo "$metrics" | head -5)"
+	pid=$(sd systemctl show -p MainPID --value qosctl-exporter.service)
+	status=$(sd cat "/proc/$pid/status")
+	# CAP_SYS_ADMIN and CAP_BPF, nothing else.
+	echo "$status" | grep -qx $'CapBnd:\t0000008000200000' &&
+		echo "$status" | grep -qx $'CapEff:\t0000008000200000' &&
+		echo "$status" | grep -qx $'NoNewPrivs:\t1' &&
+		echo "$status" | grep -qx $'Seccomp:\t2'
+	check_err $? "exporter not confined as expected: $(echo "$status" | grep -E 'Cap|NoNew|Seccomp')"
+	log_test "qosctl-exporter: $DEV in /metrics; CAP_BPF and CAP_SYS_ADMIN only"
+}
 
-sd systemctl start qosctl-reflect.service
-check_err $? "reflector start failed: $(cat "$opt/log")"
-wait_listen "$NS" u 862
-check_err $? "the reflector does not listen on 862: $(cat "$opt/log")"
-for a in 127.0.0.1 ::1; do
-	n=$(in_ns "$NS" "$QOSCTL" probe send $a class be count 3 interval 10ms -j |
-	    jq '.streams[0].received')
-	[ "$n" = 3 ]
-	check_err $? "$a: $n of 3 test packets answered: $(cat "$opt/log")"
-done
-pid=$(sd systemctl show -p MainPID --value qosctl-reflect.service)
-status=$(sd cat "/proc/$pid/status")
-# CAP_NET_BIND_SERVICE (10) in the bounding set, used for the bind and
-# then dropped: nothing effective, permitted or ambient; not root.
-echo "$status" | grep -qx $'CapBnd:\t0000000000000400' &&
-	echo "$status" | grep -qx $'CapEff:\t0000000000000000' &&
-	echo "$status" | grep -qx $'CapPrm:\t0000000000000000' &&
-	echo "$status" | grep -qx $'CapAmb:\t0000000000000000' &&
-	echo "$status" | grep -qx $'NoNewPrivs:\t1' &&
-	echo "$status" | grep -qx $'Seccomp:\t2' &&
-	! echo "$status" | grep -q $'^Uid:\t0\t'
-check_err $? "reflector not confined as expected: $(echo "$status" | grep -E 'Uid|Cap|NoNew|Seccomp')"
-sd systemctl stop qosctl-reflect.service
-check_err $? "reflector stop failed"
-log_test "qosctl-reflect: answers IPv4 and IPv6, dynamic user, no capability left"
+reflector()
+{
+	local a n pid status
 
-sd systemctl stop qosctl-exporter.service "qosctl@$DEV.service"
-check_err $? "stop failed: $(cat "$opt/log")"
-[ -z "$(profile)" ]
-check_err $? "stop left $(profile) on $DEV"
-[ -z "$(tc -n "$NS" filter show dev "$DEV" ingress)" ] &&
-	[ -z "$(tc -n "$NS" class show dev "$DEV")" ]
-check_err $? "stop left programs or classes on $DEV"
-sd test -d /run/qosctl
-check_err $? "/run/qosctl did not survive the stop (RuntimeDirectoryPreserve=)"
-log_test "systemctl stop: removes the profile, keeps /run/qosctl"
+	sd systemctl start qosctl-reflect.service
+	check_err $? "reflector start failed: $(cat "$opt/log")"
+	wait_listen "$NS" u 862
+	check_err $? "the reflector does not listen on 862: $(cat "$opt/log")"
+	for a in 127.0.0.1 ::1; do
+		n=$(in_ns "$NS" "$QOSCTL" probe send $a class be count 3 interval 10ms -j |
+		    jq '.streams[0].received')
+		[ "$n" = 3 ]
+		check_err $? "$a: $n of 3 test packets answered: $(cat "$opt/log")"
+	done
+	pid=$(sd systemctl show -p MainPID --value qosctl-reflect.service)
+	status=$(sd cat "/proc/$pid/status")
+	# CAP_NET_BIND_SERVICE (10) in the bounding set, used for the bind and
+	# then dropped: nothing effective, permitted or ambient; not root.
+	echo "$status" | grep -qx $'CapBnd:\t0000000000000400' &&
+		echo "$status" | grep -qx $'CapEff:\t0000000000000000' &&
+		echo "$status" | grep -qx $'CapPrm:\t0000000000000000' &&
+		echo "$status" | grep -qx $'CapAmb:\t0000000000000000' &&
+		echo "$status" | grep -qx $'NoNewPrivs:\t1' &&
+		echo "$status" | grep -qx $'Seccomp:\t2' &&
+		! echo "$status" | grep -q $'^Uid:\t0\t'
+	check_err $? "reflector not confined as expected: $(echo "$status" | grep -E 'Uid|Cap|NoNew|Seccomp')"
+	sd systemctl stop qosctl-reflect.service
+	check_err $? "reflector stop failed"
+	log_test "qosctl-reflect: answers IPv4 and IPv6, dynamic user, no capability left"
+}
+
+stop()
+{
+	sd systemctl stop qosctl-exporter.service "qosctl@$DEV.service"
+	check_err $? "stop failed: $(cat "$opt/log")"
+	[ -z "$(profile)" ]
+	check_err $? "stop left $(profile) on $DEV"
+	[ -z "$(tc -n "$NS" filter show dev "$DEV" ingress)" ] &&
+		[ -z "$(tc -n "$NS" class show dev "$DEV")" ]
+	check_err $? "stop left programs or classes on $DEV"
+	sd test -d /run/qosctl
+	check_err $? "/run/qosctl did not survive the stop (RuntimeDirectoryPreserve=)"
+	log_test "systemctl stop: removes the profile, keeps /run/qosctl"
+}
+
+ALL_TESTS="template_start template_reload exporter reflector stop"
+tests_run
 exit $EXIT_STATUS
