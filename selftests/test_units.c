@@ -281,6 +281,8 @@ static void pr_classes(struct qos_pr *p)
 	qos_pr_size(p, QP_ANY, "burst", " burst %s", 15140);
 	qos_pr_size(p, QP_ANY, "limit", " limit %s", 65536);
 	qos_pr_time(p, QP_ANY, "delay_ns", " delay %s", 10000000);
+	qos_pr_time(p, QP_TEXT, NULL, " left %s", 59994612000ULL);
+	qos_pr_time(p, QP_TEXT, NULL, " rtt %s", 1250000);
 	qos_pr_u64(p, QP_ANY, "packets", " %llu pkts", 18446744073709551615ULL);
 	qos_pr_u32(p, QP_JSON, "id", NULL, 3);
 	qos_pr_bool(p, QP_ANY, "strict", " strict %s", true);
@@ -299,7 +301,7 @@ TEST(print_one_call_two_forms)
 
 	text = pr_render(false, pr_classes, &err);
 	ASSERT_EQ(0, err);
-	EXPECT_STREQ("dev eth1\n  pip  ceil 20mbit burst 15140b limit 64kb delay 10ms "
+	EXPECT_STREQ("dev eth1\n  pip  ceil 20mbit burst 15140b limit 64kb delay 10ms left 59.995s rtt 1.250ms "
 		     "18446744073709551615 pkts strict yes sla - (-1)\n1 class\n", text);
 	json = pr_render(true, pr_classes, &err);
 	ASSERT_EQ(0, err);

@@ -323,14 +323,18 @@ void qos_pr_time(struct qos_pr *p, enum qos_pr_where w, const char *key,
 	}
 	if (!pr_text(p, w, fmt))
 		return;
+	/* Whole seconds or milliseconds as such, else three decimals of the
+	 * largest unit that fits; microseconds only below a millisecond. */
 	if (ns >= 1000000000ULL && !(ns % 1000000000ULL))
 		snprintf(buf, sizeof(buf), "%llus", (unsigned long long)(ns / 1000000000ULL));
+	else if (ns >= 1000000000ULL)
+		snprintf(buf, sizeof(buf), "%.3fs", ns / 1e9);
 	else if (ns >= 1000000ULL && !(ns % 1000000ULL))
 		snprintf(buf, sizeof(buf), "%llums", (unsigned long long)(ns / 1000000ULL));
-	else if (ns >= 1000ULL && !(ns % 1000ULL))
-		snprintf(buf, sizeof(buf), "%lluus", (unsigned long long)(ns / 1000ULL));
 	else if (ns >= 1000000ULL)
 		snprintf(buf, sizeof(buf), "%.3fms", ns / 1e6);
+	else if (ns >= 1000ULL && !(ns % 1000ULL))
+		snprintf(buf, sizeof(buf), "%lluus", (unsigned long long)(ns / 1000ULL));
 	else
 		snprintf(buf, sizeof(buf), "%lluns", (unsigned long long)ns);
 	qos_pr_string(p, QP_TEXT, key, fmt, buf);
