@@ -132,13 +132,17 @@ static int add_leaf(struct nl_sock *sk, int ifindex, const struct qos_meta *meta
 }
 
 /* PRIO and TBF refuse to exist without parameters (libnl asserts on a
- * PRIO without a priomap): give the probe the smallest valid ones. */
+ * PRIO without a priomap): give the probe the smallest valid ones. HTB
+ * gets libnl's defaults. */
 static int probe_qdisc(struct nl_sock *sk, const char *kind, uint32_t handle)
 {
 	struct qos_tc_node n;
 
 	qos_tc_node_init(&n, kind, 0, TC_H_ROOT, handle);
-	if (!strcmp(kind, "prio")) {
+	if (!strcmp(kind, "htb")) {
+		qos_tc_arg_add(&n, "default", QOS_TU_HEX, 0);
+		qos_tc_arg_add(&n, "r2q", QOS_TU_NUM, QOS_HTB_R2Q);
+	} else if (!strcmp(kind, "prio")) {
 		qos_tc_arg_add(&n, "bands", QOS_TU_NUM, 2);
 		qos_tc_arg_add(&n, "priomap", QOS_TU_REPEAT, 0);
 	} else if (!strcmp(kind, "tbf")) {
