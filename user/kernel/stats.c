@@ -44,9 +44,8 @@ static int queue_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *m
 
 	memset(t, 0, sizeof(*t));
 	for (q = 0; q < qos_meta_queues(meta) && q < QOS_MAX_QUEUES; q++) {
-		struct qos_class_stats *s = &rc->qq[q];
-
 		struct qos_meta_class qc = qos_queue_class(meta, &rc->mc, q);
+		struct qos_class_stats *s = &rc->qq[q];
 
 		ret = qos_tree_class_stats(sk, ifindex, meta, &qc, s);
 		if (ret)

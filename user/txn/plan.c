@@ -13,9 +13,9 @@
 
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
-#include "model/tree.h"
 #include "kernel/rulemap.h"
 #include "model/reserve.h"
+#include "model/tree.h"
 #include "lib/util.h"
 #include "txn/plan.h"
 
