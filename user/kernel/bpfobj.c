@@ -26,7 +26,7 @@
 #include <netlink/route/classifier.h>
 
 #include "kernel/bpfobj.h"
-#include "kernel/qdisc.h"
+#include "kernel/nl.h"
 #include "kernel/tcx.h"
 #include "lib/util.h"
 #include "qos.skel.h"

@@ -14,7 +14,7 @@
 #include <netlink/route/link.h>
 
 #include "kernel/ifb.h"
-#include "kernel/qdisc.h"
+#include "kernel/nl.h"
 
 void qos_ifb_name(int dev_ifindex, char name[IF_NAMESIZE])
 {

@@ -44,9 +44,10 @@ static int queue_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *m
 
 	memset(t, 0, sizeof(*t));
 	for (q = 0; q < qos_meta_queues(meta) && q < QOS_MAX_QUEUES; q++) {
+		struct qos_meta_class qc = qos_queue_class(meta, &rc->mc, q);
 		struct qos_class_stats *s = &rc->qq[q];
 
-		ret = qos_class_stats(sk, ifindex, qos_queue_class(meta, &rc->mc, q).classid, s);
+		ret = qos_tree_class_stats(sk, ifindex, meta, &qc, s);
 		if (ret)
 			return ret;
 		t->bytes += s->bytes;
@@ -64,11 +65,7 @@ static int queue_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *m
 static bool read_q(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 		   const struct qos_meta_class *mc, struct qos_class_stats *st)
 {
-	/* TBF's class reports no statistics of its own: its leaf's are the
-	 * class's queue. */
-	if (meta->sched == QOS_SCHED_TBF)
-		return !qos_qdisc_stats(sk, ifindex, mc->classid, qos_leaf_handle(mc), st);
-	return !qos_class_stats(sk, ifindex, mc->classid, st);
+	return !qos_tree_class_stats(sk, ifindex, meta, mc, st);
 }
 
 /*

@@ -336,16 +336,16 @@ const char *qos_leaf_name(enum qos_leaf leaf)
 
 const char *qos_sched_name(enum qos_sched sched)
 {
-	switch (sched) {
-	case QOS_SCHED_PRIO:
-		return "prio";
-	case QOS_SCHED_TBF:
-		return "tbf";
-	case QOS_SCHED_NONE:
-		return "none";
-	default:
-		return "htb";
-	}
+	/* The words of the profile's `scheduler` key, and the root qdisc's
+	 * tc kind for the three that build a tree. */
+	static const char *const names[] = {
+		[QOS_SCHED_HTB] = "htb",
+		[QOS_SCHED_PRIO] = "prio",
+		[QOS_SCHED_TBF] = "tbf",
+		[QOS_SCHED_NONE] = "none",
+	};
+
+	return (unsigned int)sched < ARRAY_SIZE(names) ? names[sched] : "htb";
 }
 
 uint64_t qos_boottime_ns(void)

@@ -14,19 +14,17 @@
 #include "lib/util.h"
 #include "model/profile.h"
 
+/* "none": police only, no qdisc tree. */
 int qos_sched_parse(const char *s, enum qos_sched *sched)
 {
-	if (!strcmp(s, "htb"))
-		*sched = QOS_SCHED_HTB;
-	else if (!strcmp(s, "prio"))
-		*sched = QOS_SCHED_PRIO;
-	else if (!strcmp(s, "tbf"))
-		*sched = QOS_SCHED_TBF;
-	else if (!strcmp(s, "none"))
-		*sched = QOS_SCHED_NONE;	/* police only, no qdisc tree */
-	else
-		return -EINVAL;
-	return 0;
+	unsigned int k;
+
+	for (k = QOS_SCHED_HTB; k <= QOS_SCHED_NONE; k++)
+		if (!strcmp(s, qos_sched_name(k))) {
+			*sched = k;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 /* 0-based band: how many classes are served before @cl. Priorities are

@@ -16,6 +16,7 @@
 #include "kernel/rulemap.h"
 #include "model/perr.h"
 #include "model/reserve.h"
+#include "model/tree.h"
 #include "lib/util.h"
 #include "txn/plan.h"
 
@@ -27,6 +28,7 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 {
 	bool tree = p->sched != QOS_SCHED_NONE;
 	int have_htb = 0, have_fq_codel = 0, have_prio = 0, have_tbf = 0;
+	enum qos_leaf leaf;
 	unsigned int i;
 
 	if (tree) {
@@ -73,35 +75,16 @@ static int tree_plan(const struct qos_profile *p, const struct qos_class_plan *p
 		mc->id = cl->id;
 		if (!tree)
 			continue;
-		mc->classid = qos_profile_classid(p, cl);
-		mc->rate_bps = plan[i].rate_bps;
-		mc->ceil_bps = plan[i].ceil_bps;
-		mc->prio = cl->prio;
-		/* maxburst counts full frames: the device's. */
-		mc->burst = cl->maxburst ? cl->maxburst * qos_meta_frame(meta) : cl->burst;
-		mc->leaf = cl->leaf;
-		if (mc->leaf == QOS_LEAF_AUTO)
-			mc->leaf = have_fq_codel ? QOS_LEAF_FQ_CODEL : QOS_LEAF_BFIFO;
-		if (mc->leaf == QOS_LEAF_FQ_CODEL && !have_fq_codel) {
+		leaf = cl->leaf;
+		if (leaf == QOS_LEAF_AUTO)
+			leaf = have_fq_codel ? QOS_LEAF_FQ_CODEL : QOS_LEAF_BFIFO;
+		if (leaf == QOS_LEAF_FQ_CODEL && !have_fq_codel) {
 			snprintf(err, errlen,
 				 "%s: class %s asks for leaf fq_codel, which this kernel lacks (CONFIG_NET_SCH_FQ_CODEL)",
 				 p->path, cl->name);
 			return -EOPNOTSUPP;
 		}
-		switch (mc->leaf) {
-		case QOS_LEAF_PFIFO:
-			mc->leaf_limit = cl->limit ? cl->limit : QOS_PFIFO_DEFAULT;
-			break;
-		case QOS_LEAF_BFIFO:
-			/* Bytes that drain in leaf-delay at the class ceiling. */
-			mc->leaf_limit = cl->limit ? cl->limit :
-				qos_clamp_u32(mc->ceil_bps / 8 * p->leaf_delay_ns / 1000000000ULL,
-					      2 * qos_meta_frame(meta), UINT32_MAX);
-			break;
-		default:
-			mc->leaf_limit = cl->limit;
-			break;
-		}
+		qos_tree_class(p, &plan[i], meta, leaf, mc);
 	}
 	return 0;
 }
