@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "lib/file.h"
+#include "lib/json.h"
 #include "lib/names.h"
 #include "lib/util.h"
 #include "probe/sla_state.h"
@@ -184,8 +185,8 @@ int pstate_publish(struct pstate_pub *p, const struct pm_target *t)
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "sla", a);
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	r = qos_file_replace(p->dirfd, p->file, s, strlen(s), 0644);
+	s = qos_json_text(o);
+	r = s ? qos_file_replace(p->dirfd, p->file, s, strlen(s), 0644) : -ENOMEM;
 	json_object_put(o);
 	return r;
 }
