@@ -319,6 +319,35 @@ static const char *state_name(char *buf, size_t len)
 	return buf;
 }
 
+/* The last window's SLA verdicts, written for show. -errno. */
+static int publish(struct pstate_pub *pub, const struct pm_target *t)
+{
+	struct qos_sla_verdict v[QOS_MAX_CLASSES];
+	struct qos_sla_state st = {
+		.target = t->target, .family = t->family, .window_ns = pub->window_ns,
+		.windows = t->windows, .end_boottime_ns = qos_boottime_ns(), .v = v,
+	};
+	unsigned int i;
+	char *text;
+	int r;
+
+	for (i = 0; i < t->n && st.n < QOS_MAX_CLASSES; i++) {
+		if (t->m[i].sla_met < 0)
+			continue;
+		v[st.n++] = (struct qos_sla_verdict){
+			.cls = t->s[i].name, .delay_p99_bound_ns = t->sla->delay_p99_ns,
+			.loss_bound_ratio = t->sla->loss_ratio, .delay_p99_ns = t->m[i].p99_ns,
+			.loss_ratio = t->m[i].loss_ratio, .met = t->m[i].sla_met,
+		};
+	}
+	text = qos_sla_state_json(&st);
+	if (!text)
+		return -ENOMEM;
+	r = pstate_publish(pub, text);
+	free(text);
+	return r;
+}
+
 /* Windows of c->count test packets per class until SIGINT or SIGTERM. */
 static int run_continuous(const char *addr, struct probe_send_cfg *c, struct probe_stream *s,
 			  unsigned int n, const struct pm_sla *sla, struct pstate_pub *pub)
@@ -364,7 +393,7 @@ static int run_continuous(const char *addr, struct probe_send_cfg *c, struct pro
 		pthread_mutex_unlock(&pm_lock);
 		/* Only this thread changes @t: no lock to read it. A failed
 		 * write is said once; the metrics go on being served. */
-		e = !stop && pub->dirfd >= 0 ? pstate_publish(pub, &t) : 0;
+		e = !stop && pub->dirfd >= 0 ? publish(pub, &t) : 0;
 		if (e && !pub_failed) {
 			qos_err("probe send: %s/%s/%s: %s", PROBE_STATE_DIR, pub->dir, pub->file,
 				strerror(-e));

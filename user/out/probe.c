@@ -4,6 +4,12 @@
  * same calls (out/print.h).
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "lib/json.h"
 
 #include "out/print.h"
 #include "out/probe.h"
@@ -197,4 +203,47 @@ int qos_refl_print(FILE *f, bool json, const struct qos_refl_counts *c)
 		    (unsigned long long)c->packets[0], (unsigned long long)c->packets[1],
 		    (unsigned long long)c->bad);
 	return qos_pr_close(p);
+}
+
+char *qos_sla_state_json(const struct qos_sla_state *st)
+{
+	struct qos_pr *p = qos_pr_open_tree();
+	struct json_object *o;
+	const char *text;
+	char *ret = NULL;
+	unsigned int i;
+
+	if (!p)
+		return NULL;
+	qos_pr_string(p, QP_JSON, "target", NULL, st->target);
+	qos_pr_string(p, QP_JSON, "family", NULL, st->family);
+	qos_pr_u64(p, QP_JSON, "window_ns", NULL, st->window_ns);
+	qos_pr_u64(p, QP_JSON, "windows", NULL, st->windows);
+	qos_pr_u64(p, QP_JSON, "end_boottime_ns", NULL, st->end_boottime_ns);
+	qos_pr_open_array(p, "sla");
+	for (i = 0; i < st->n; i++) {
+		const struct qos_sla_verdict *v = &st->v[i];
+
+		qos_pr_open_object(p, NULL);
+		qos_pr_string(p, QP_JSON, "class", NULL, v->cls);
+		if (v->delay_p99_bound_ns)
+			qos_pr_u64(p, QP_JSON, "delay_p99_bound_ns", NULL, v->delay_p99_bound_ns);
+		else
+			qos_pr_null(p, QP_JSON, "delay_p99_bound_ns", NULL);
+		if (v->loss_bound_ratio >= 0)
+			qos_pr_double(p, QP_JSON, "loss_bound_pct", NULL, v->loss_bound_ratio * 100);
+		else
+			qos_pr_null(p, QP_JSON, "loss_bound_pct", NULL);
+		qos_pr_s64(p, QP_JSON, "delay_p99_ns", NULL, v->delay_p99_ns);
+		qos_pr_double(p, QP_JSON, "loss_pct", NULL, v->loss_ratio * 100);
+		qos_pr_bool(p, QP_JSON, "met", NULL, v->met);
+		qos_pr_close_object(p);
+	}
+	qos_pr_close_array(p);
+	o = qos_pr_take(p);
+	text = o ? qos_json_text(o) : NULL;
+	if (text)
+		ret = strdup(text);
+	json_object_put(o);
+	return ret;
 }

@@ -66,4 +66,28 @@ struct qos_refl_counts {
 
 int qos_refl_print(FILE *f, bool json, const struct qos_refl_counts *c);
 
+/* One class's SLA over the last window of `probe send --continuous`. */
+struct qos_sla_verdict {
+	const char *cls;
+	uint64_t delay_p99_bound_ns;	/* 0: no bound */
+	double loss_bound_ratio;	/* < 0: no bound */
+	int64_t delay_p99_ns;
+	double loss_ratio;
+	bool met;
+};
+
+/* What a continuous probe publishes for `show` (probe/pstate.h). */
+struct qos_sla_state {
+	const char *target;
+	const char *family;
+	uint64_t window_ns;		/* the longest a window can take */
+	uint64_t windows;
+	uint64_t end_boottime_ns;	/* when the last window ended */
+	const struct qos_sla_verdict *v;
+	unsigned int n;
+};
+
+/* @st as the JSON text of the state file, malloc()ed; NULL on ENOMEM. */
+char *qos_sla_state_json(const struct qos_sla_state *st);
+
 #endif /* __QOS_OUT_PROBE_H */
