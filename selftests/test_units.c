@@ -288,6 +288,8 @@ static void pr_classes(struct qos_pr *p)
 	qos_pr_bool(p, QP_ANY, "strict", " strict %s", true);
 	qos_pr_null(p, QP_ANY, "sla", " sla %s");
 	qos_pr_s64(p, QP_TEXT, NULL, " (%lld)", -1);
+	qos_pr_u64_opt(p, QP_ANY, "bound_ns", " bound %llu", 7, true);
+	qos_pr_double_opt(p, QP_ANY, "loss_pct", " loss %.1f", 0.5, false);
 	qos_pr_nl(p);
 	qos_pr_close_object(p);
 	qos_pr_close_array(p);
@@ -302,13 +304,13 @@ TEST(print_one_call_two_forms)
 	text = pr_render(false, pr_classes, &err);
 	ASSERT_EQ(0, err);
 	EXPECT_STREQ("dev eth1\n  pip  ceil 20mbit burst 15140b limit 64kb delay 10ms "
-		     "18446744073709551615 pkts strict yes sla - (-1)\n1 class\n", text);
+		     "18446744073709551615 pkts strict yes sla - (-1) bound 7\n1 class\n", text);
 	json = pr_render(true, pr_classes, &err);
 	ASSERT_EQ(0, err);
 	EXPECT_STREQ("{\"dev\":\"eth1\",\"classes\":[{\"name\":\"pip\",\"ceil\":20000000,"
 		     "\"burst\":15140,\"limit\":65536,\"delay_ns\":10000000,"
 		     "\"packets\":18446744073709551615,\"id\":3,\"strict\":true,"
-		     "\"sla\":null}]}\n", json);
+		     "\"sla\":null,\"bound_ns\":7,\"loss_pct\":null}]}\n", json);
 	free(text);
 	free(json);
 }

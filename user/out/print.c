@@ -280,6 +280,24 @@ void qos_pr_null(struct qos_pr *p, enum qos_pr_where w, const char *key,
 	}
 }
 
+void qos_pr_u64_opt(struct qos_pr *p, enum qos_pr_where w, const char *key,
+		    const char *fmt, uint64_t v, bool set)
+{
+	if (set)
+		qos_pr_u64(p, w, key, fmt, v);
+	else
+		qos_pr_null(p, w, key, NULL);
+}
+
+void qos_pr_double_opt(struct qos_pr *p, enum qos_pr_where w, const char *key,
+		       const char *fmt, double v, bool set)
+{
+	if (set)
+		qos_pr_double(p, w, key, fmt, v);
+	else
+		qos_pr_null(p, w, key, NULL);
+}
+
 void qos_pr_rate(struct qos_pr *p, enum qos_pr_where w, const char *key,
 		 const char *fmt, uint64_t bps)
 {

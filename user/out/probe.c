@@ -32,24 +32,15 @@ static double loss_pct(const struct qos_probe_row *r)
 	return r->sent ? 100.0 * r->lost / r->sent : 0;
 }
 
-/* An int that is -1 when unknown: JSON null. */
-static void known_print(struct qos_pr *p, const char *key, int v)
-{
-	if (v >= 0)
-		qos_pr_u32(p, QP_JSON, key, NULL, v);
-	else
-		qos_pr_null(p, QP_JSON, key, NULL);
-}
-
 /* What the reflector said: JSON its object, text the last column. */
 static void reflector_print(struct qos_pr *p, const struct qos_probe_row *r)
 {
 	qos_pr_open_object(p, "reflector");
-	known_print(p, "dscp", r->refl_dscp);
+	qos_pr_u64_opt(p, QP_JSON, "dscp", NULL, r->refl_dscp, r->refl_dscp >= 0);
 	qos_pr_u32(p, QP_JSON, "dscp_replies", NULL, r->refl_dscp_replies);
 	qos_pr_u32(p, QP_JSON, "remarked", NULL, r->remarked);
 	qos_pr_u32(p, QP_JSON, "cos_refused", NULL, r->cos_refused);
-	known_print(p, "ttl", r->refl_ttl);
+	qos_pr_u64_opt(p, QP_JSON, "ttl", NULL, r->refl_ttl, r->refl_ttl >= 0);
 	qos_pr_close_object(p);
 	if (r->refl_dscp < 0)
 		qos_pr_text(p, "unknown\n");
@@ -64,10 +55,7 @@ static void row_print(struct qos_pr *p, const struct qos_probe_row *r)
 	qos_pr_open_object(p, NULL);
 	qos_pr_string(p, QP_ANY, "class", "%-8s ", r->cls);
 	qos_pr_u32(p, QP_ANY, "dscp", "%4u ", r->dscp);
-	if (r->flowlabel)
-		qos_pr_u32(p, QP_JSON, "flowlabel", NULL, r->flowlabel);
-	else
-		qos_pr_null(p, QP_JSON, "flowlabel", NULL);
+	qos_pr_u64_opt(p, QP_JSON, "flowlabel", NULL, r->flowlabel, r->flowlabel);
 	qos_pr_u32(p, QP_JSON, "ssid", NULL, r->ssid);
 	qos_pr_u32(p, QP_ANY, "sent", "%6u ", r->sent);
 	qos_pr_u32(p, QP_ANY, "received", "%6u ", r->received);
@@ -119,14 +107,10 @@ static void sla_print(struct qos_pr *p, const struct qos_probe_run *run)
 
 	qos_pr_open_object(p, "sla");
 	qos_pr_string(p, QP_ANY, "class", "sla %s: ", r->cls);
-	if (run->sla_delay_p99_ns)
-		qos_pr_u64(p, QP_JSON, "delay_p99_ns", NULL, run->sla_delay_p99_ns);
-	else
-		qos_pr_null(p, QP_JSON, "delay_p99_ns", NULL);
-	if (run->sla_loss_ratio >= 0)
-		qos_pr_double(p, QP_JSON, "loss_pct", NULL, run->sla_loss_ratio * 100);
-	else
-		qos_pr_null(p, QP_JSON, "loss_pct", NULL);
+	qos_pr_u64_opt(p, QP_JSON, "delay_p99_ns", NULL, run->sla_delay_p99_ns,
+		       run->sla_delay_p99_ns);
+	qos_pr_double_opt(p, QP_JSON, "loss_pct", NULL, run->sla_loss_ratio * 100,
+			  run->sla_loss_ratio >= 0);
 	qos_pr_bool(p, QP_JSON, "met", NULL, run->sla_met);
 	qos_pr_text(p, "%s (rtt p99 %.3f ms, loss %.2f%%)\n", run->sla_met ? "met" : "not met",
 		    r->rtt.p99 / 1e6, loss_pct(r));
@@ -226,14 +210,10 @@ char *qos_sla_state_json(const struct qos_sla_state *st)
 
 		qos_pr_open_object(p, NULL);
 		qos_pr_string(p, QP_JSON, "class", NULL, v->cls);
-		if (v->delay_p99_bound_ns)
-			qos_pr_u64(p, QP_JSON, "delay_p99_bound_ns", NULL, v->delay_p99_bound_ns);
-		else
-			qos_pr_null(p, QP_JSON, "delay_p99_bound_ns", NULL);
-		if (v->loss_bound_ratio >= 0)
-			qos_pr_double(p, QP_JSON, "loss_bound_pct", NULL, v->loss_bound_ratio * 100);
-		else
-			qos_pr_null(p, QP_JSON, "loss_bound_pct", NULL);
+		qos_pr_u64_opt(p, QP_JSON, "delay_p99_bound_ns", NULL, v->delay_p99_bound_ns,
+			       v->delay_p99_bound_ns);
+		qos_pr_double_opt(p, QP_JSON, "loss_bound_pct", NULL, v->loss_bound_ratio * 100,
+				  v->loss_bound_ratio >= 0);
 		qos_pr_s64(p, QP_JSON, "delay_p99_ns", NULL, v->delay_p99_ns);
 		qos_pr_double(p, QP_JSON, "loss_pct", NULL, v->loss_ratio * 100);
 		qos_pr_bool(p, QP_JSON, "met", NULL, v->met);

@@ -245,12 +245,9 @@ static void programs_print(struct qos_pr *p, const struct qos_report *r)
 		qos_pr_string(p, QP_JSON, "tcx_place", NULL,
 			      r->meta.flags & QOS_META_F_TCX_LAST ? "last" : "first");
 	qos_pr_open_object(p, "programs");
-	for (d = 0; d < QOS_DIR_MAX; d++) {
-		if (r->prog_id[d])
-			qos_pr_u32(p, QP_JSON, d ? "egress" : "ingress", NULL, r->prog_id[d]);
-		else
-			qos_pr_null(p, QP_JSON, d ? "egress" : "ingress", NULL);
-	}
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		qos_pr_u64_opt(p, QP_JSON, d ? "egress" : "ingress", NULL, r->prog_id[d],
+			       r->prog_id[d]);
 	qos_pr_close_object(p);
 	programs_text(p, r);
 }
@@ -324,15 +321,11 @@ static void sla_print(struct qos_pr *p, const struct qos_sla_row *sla, int nsla)
 		qos_pr_string(p, QP_ANY, "family", "%-6s ", s->family);
 		qos_pr_string(p, QP_ANY, "class", "%-10s ", s->cls);
 		qos_pr_s64(p, QP_JSON, "delay_p99_ns", NULL, s->delay_p99_ns);
-		if (s->delay_p99_bound_ns)
-			qos_pr_u64(p, QP_JSON, "delay_p99_bound_ns", NULL, s->delay_p99_bound_ns);
-		else
-			qos_pr_null(p, QP_JSON, "delay_p99_bound_ns", NULL);
+		qos_pr_u64_opt(p, QP_JSON, "delay_p99_bound_ns", NULL, s->delay_p99_bound_ns,
+			       s->delay_p99_bound_ns);
 		qos_pr_double(p, QP_JSON, "loss_pct", NULL, s->loss_pct);
-		if (s->loss_bound_pct >= 0)
-			qos_pr_double(p, QP_JSON, "loss_bound_pct", NULL, s->loss_bound_pct);
-		else
-			qos_pr_null(p, QP_JSON, "loss_bound_pct", NULL);
+		qos_pr_double_opt(p, QP_JSON, "loss_bound_pct", NULL, s->loss_bound_pct,
+				  s->loss_bound_pct >= 0);
 		n = snprintf(d, sizeof(d), "%.3f ", s->delay_p99_ns / 1e6);
 		snprintf(d + n, sizeof(d) - n, s->delay_p99_bound_ns ? "(%.3f)" : "(-)",
 			 s->delay_p99_bound_ns / 1e6);

@@ -51,18 +51,15 @@ static void resv_print(struct qos_pr *p, const struct qos_rule *r, uint64_t now)
 	qos_pr_string(p, QP_JSON, "match", NULL, match);
 	qos_pr_rate(p, QP_ANY, "rate_bps", "%-10s ", r->police_bps);
 	qos_pr_u64(p, QP_ANY, "burst_bytes", "%-8llu ", r->police_burst);
-	if (!r->expires_ns) {
-		qos_pr_null(p, QP_JSON, "expires_in_s", NULL);
+	qos_pr_u64_opt(p, QP_JSON, "expires_in_s", NULL, r->expires_ns > now ?
+		       (r->expires_ns - now) / 1000000000ULL : 0, r->expires_ns);
+	if (!r->expires_ns)
 		snprintf(left, sizeof(left), "never");
-	} else {
-		qos_pr_u64(p, QP_JSON, "expires_in_s", NULL, r->expires_ns > now ?
-			   (r->expires_ns - now) / 1000000000ULL : 0);
-		if (live)
-			snprintf(left, sizeof(left), "%llus",
-				 (unsigned long long)((r->expires_ns - now) / 1000000000ULL));
-		else
-			snprintf(left, sizeof(left), "expired");
-	}
+	else if (!live)
+		snprintf(left, sizeof(left), "expired");
+	else
+		snprintf(left, sizeof(left), "%llus",
+			 (unsigned long long)((r->expires_ns - now) / 1000000000ULL));
 	qos_pr_text(p, "%-9s ", left);
 	qos_pr_bool(p, QP_JSON, "expired", NULL, !live);
 	qos_pr_u64(p, QP_ANY, "packets", "%14llu ", r->hits.packets);
