@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lib/names.h"
 #include "model/profile.h"
 #include "out/policer.h"
 #include "out/print.h"
@@ -48,24 +49,35 @@ static void qstats_print(struct qos_pr *p, const char *key, const struct qos_cla
 	qos_pr_close_object(p);
 }
 
-/* The named rules the report holds, with their hits. */
-static void rules_print(struct qos_pr *p, const struct qos_report *r)
+/* The named rules the report holds, lowest ids first, with their hits;
+ * in text with -s only, a row each under the table. */
+static void rules_print(struct qos_pr *p, const struct qos_report *r, unsigned int view)
 {
+	int lw = view & QOS_STATS_FAMILY ? QOS_STATS_LW_FAM : QOS_STATS_LW;
+	char lb[64], esc[QOS_ESC_LEN];
 	unsigned int i;
 
+	if (!qos_pr_json(p) && !(view & QOS_STATS_DETAILS))
+		return;
 	qos_pr_open_object(p, "rules");
-	qos_pr_u32(p, QP_JSON, "installed", NULL, r->nrules);
-	qos_pr_u32(p, QP_JSON, "named", NULL, r->nrules_named);
+	qos_pr_u32(p, QP_ANY, "installed", "rules: %u installed, ", r->nrules);
+	qos_pr_u32(p, QP_ANY, "named", "%u named", r->nrules_named);
+	if (r->nrules_named > r->nreport_rules)
+		qos_pr_text(p, ", the first %u shown", r->nreport_rules);
+	qos_pr_nl(p);
 	qos_pr_open_array(p, "hits");
 	for (i = 0; i < r->nreport_rules; i++) {
 		const struct qos_report_rule *rr = &r->rules[i];
 
 		qos_pr_open_object(p, NULL);
-		qos_pr_u64(p, QP_JSON, "packets", NULL, rr->hits.packets);
-		qos_pr_u64(p, QP_JSON, "bytes", NULL, rr->hits.bytes);
-		qos_pr_u32(p, QP_JSON, "id", NULL, rr->id);
+		snprintf(lb, sizeof(lb), "rule %s", qos_esc(rr->name, esc, sizeof(esc)));
+		qos_pr_text(p, "%-*.*s ", lw, lw, lb);
+		qos_pr_u64(p, QP_ANY, "packets", "%16llu ", rr->hits.packets);
+		qos_pr_u64(p, QP_ANY, "bytes", "%20llu  ", rr->hits.bytes);
+		qos_pr_u32(p, QP_ANY, "id", "id %u ", rr->id);
 		qos_pr_string(p, QP_JSON, "name", NULL, rr->name);
-		qos_pr_string(p, QP_JSON, "class", NULL, qos_report_class_name(r, rr->class_id));
+		qos_pr_string(p, QP_ANY, "class", "class %s\n",
+			      qos_report_class_name(r, rr->class_id));
 		qos_pr_close_object(p);
 	}
 	qos_pr_close_array(p);
@@ -160,7 +172,6 @@ static void stats_json(struct qos_pr *p, const struct qos_report *r, bool detail
 		qstats_print(p, "qdisc", &r->root);
 	if (r->have_iroot)
 		qstats_print(p, "ingress_qdisc", &r->iroot);
-	rules_print(p, r);
 }
 
 int qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned int view)
@@ -175,6 +186,7 @@ int qos_report_stats(FILE *f, const struct qos_report *r, bool json, unsigned in
 		stats_json(p, r, view & QOS_STATS_DETAILS);
 	else
 		qos_stats_text(p, r, view);
+	rules_print(p, r, view);
 	return qos_pr_close(p);
 }
 

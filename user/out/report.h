@@ -17,6 +17,10 @@ struct qos_pr;
 #define QOS_STATS_FAMILY	(1U << 1)	/* --per-family: a row per family */
 #define QOS_STATS_WIDE		(1U << 2)	/* --wide: a column per family */
 
+/* The stats table's first column: class and direction, and family. */
+#define QOS_STATS_LW		19
+#define QOS_STATS_LW_FAM	28
+
 /* One SLA verdict a probe publishes for the device, as show prints it. */
 struct qos_sla_row {
 	const char *probe;		/* the probe's name */

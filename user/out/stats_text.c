@@ -15,8 +15,8 @@
 #include "out/print.h"
 #include "out/report.h"
 
-#define LW	19	/* class and direction */
-#define LW_FAM	28	/* class, direction and family */
+#define LW	QOS_STATS_LW
+#define LW_FAM	QOS_STATS_LW_FAM
 
 /* The model's counter of direction @d, family @fam and verdict @verdict
  * (-1: all of them), summed when it was read. */
@@ -166,27 +166,6 @@ static void root_rows(struct qos_pr *p, const struct qos_report *r, unsigned int
 	}
 }
 
-/* -s: the named rules' hits, lowest ids first. */
-static void rule_rows(struct qos_pr *p, const struct qos_report *r, unsigned int view)
-{
-	int lw = view & QOS_STATS_FAMILY ? LW_FAM : LW;
-	char lb[64], esc[QOS_ESC_LEN];
-	unsigned int i;
-
-	qos_pr_text(p, "rules: %u installed, %u named", r->nrules, r->nrules_named);
-	if (r->nrules_named > r->nreport_rules)
-		qos_pr_text(p, ", the first %u shown", r->nreport_rules);
-	qos_pr_nl(p);
-	for (i = 0; i < r->nreport_rules; i++) {
-		const struct qos_report_rule *rr = &r->rules[i];
-
-		snprintf(lb, sizeof(lb), "rule %s", qos_esc(rr->name, esc, sizeof(esc)));
-		qos_pr_text(p, "%-*.*s %16llu %20llu  id %u class %s\n", lw, lw, lb,
-			(unsigned long long)rr->hits.packets, (unsigned long long)rr->hits.bytes,
-			rr->id, qos_report_class_name(r, rr->class_id));
-	}
-}
-
 static void unparsed_rows(struct qos_pr *p, const struct qos_report *r, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY;
@@ -265,8 +244,6 @@ void qos_stats_text(struct qos_pr *p, const struct qos_report *r, unsigned int v
 
 	if (view & QOS_STATS_WIDE) {
 		wide(p, r, view & QOS_STATS_DETAILS);
-		if (view & QOS_STATS_DETAILS)
-			rule_rows(p, r, view);
 		return;
 	}
 	if (fams)
@@ -283,6 +260,4 @@ void qos_stats_text(struct qos_pr *p, const struct qos_report *r, unsigned int v
 	}
 	root_rows(p, r, view);
 	unparsed_rows(p, r, view);
-	if (view & QOS_STATS_DETAILS)
-		rule_rows(p, r, view);
 }
