@@ -180,9 +180,10 @@ int do_stats(int argc, char **argv)
 		return ret;
 	}
 	ret = read_report(argc, argv, "stats", &r, NULL, NULL);
-	if (!ret)
-		ret = qos_report_stats(stdout, &r, opt.json, view);
-	if (ret > 0 || ret < -1)
+	if (ret)
+		return ret;
+	ret = qos_report_stats(stdout, &r, opt.json, view);
+	if (ret)
 		qos_err("stats: %s", strerror(-ret));
 	return ret;
 }

@@ -42,7 +42,7 @@ static void row(struct qos_pr *p, int lw, const char *label, uint64_t pkts, uint
 		const char *pdrops, const char *qdrops)
 {
 	qos_pr_text(p, "%-*s %16llu %20llu", lw, label, (unsigned long long)pkts,
-		(unsigned long long)bytes);
+		    (unsigned long long)bytes);
 	if (pdrops || qdrops)
 		qos_pr_text(p, " %13s", pdrops ?: "");
 	if (qdrops)
@@ -109,8 +109,8 @@ static void dir_rows(struct qos_pr *p, const struct qos_report_class *rc, int d,
 static void queue_detail(struct qos_pr *p, const struct qos_class_stats *q)
 {
 	qos_pr_text(p, "%-*s overlimits %llu, requeues %llu, backlog %llub %llup\n", LW, "",
-		(unsigned long long)q->overlimits, (unsigned long long)q->requeues,
-		(unsigned long long)q->backlog_bytes, (unsigned long long)q->backlog_packets);
+		    (unsigned long long)q->overlimits, (unsigned long long)q->requeues,
+		    (unsigned long long)q->backlog_bytes, (unsigned long long)q->backlog_packets);
 }
 
 /* -s: policer colours (both families, or each), then the class's queue. */
@@ -185,13 +185,14 @@ static void unparsed_rows(struct qos_pr *p, const struct qos_report *r, unsigned
 	}
 }
 
-static void wide_qdisc(struct qos_pr *p, const char *a, const char *b, const struct qos_class_stats *q)
+static void wide_qdisc(struct qos_pr *p, const char *a, const char *b,
+		       const struct qos_class_stats *q)
 {
-	qos_pr_text(p, "%-10s %-8s sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, requeues %llu, backlog %llub %llup\n",
-		a, b, (unsigned long long)q->bytes, (unsigned long long)q->packets,
-		(unsigned long long)q->drops, (unsigned long long)q->overlimits,
-		(unsigned long long)q->requeues, (unsigned long long)q->backlog_bytes,
-		(unsigned long long)q->backlog_packets);
+	qos_pr_text(p, "%-10s %-8s sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, "
+		    "requeues %llu, backlog %llub %llup\n", a, b, (unsigned long long)q->bytes, (unsigned long long)q->packets,
+		    (unsigned long long)q->drops, (unsigned long long)q->overlimits,
+		    (unsigned long long)q->requeues, (unsigned long long)q->backlog_bytes,
+		    (unsigned long long)q->backlog_packets);
 }
 
 /* The full table: a column pair per family. */
@@ -200,7 +201,7 @@ static void wide(struct qos_pr *p, const struct qos_report *r, bool details)
 	unsigned int i, d, fm, v;
 
 	qos_pr_text(p, "%-10s %-8s %14s %16s %14s %16s %14s %16s\n", "class", "dir", "ipv4 pkts",
-		"ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
+		    "ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
 	for (i = 0; i < r->meta.nclasses; i++) {
 		const struct qos_report_class *rc = &r->cls[i];
 
@@ -210,15 +211,15 @@ static void wide(struct qos_pr *p, const struct qos_report *r, bool details)
 				struct qos_ctr tot = sum(rc, d, fm, -1);
 
 				qos_pr_text(p, " %14llu %16llu", (unsigned long long)tot.packets,
-					(unsigned long long)tot.bytes);
+					    (unsigned long long)tot.bytes);
 			}
 			qos_pr_nl(p);
 			for (v = 1; (details || rc->police.set) && v < QOS_V_MAX; v++) {
 				qos_pr_text(p, "%-10s   %-6s", "", qos_verdict_names[v]);
 				for (fm = 0; fm < QOS_FAM_MAX; fm++)
 					qos_pr_text(p, " %14llu %16llu",
-						(unsigned long long)rc->ctr[d][fm][v].packets,
-						(unsigned long long)rc->ctr[d][fm][v].bytes);
+						    (unsigned long long)rc->ctr[d][fm][v].packets,
+						    (unsigned long long)rc->ctr[d][fm][v].bytes);
 				qos_pr_nl(p);
 			}
 		}
@@ -233,7 +234,7 @@ static void wide(struct qos_pr *p, const struct qos_report *r, bool details)
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
 			qos_pr_text(p, " %s %s %llu", qos_dir_names[d], qos_unparsed_names[v],
-				(unsigned long long)r->unparsed[d][v].packets);
+				    (unsigned long long)r->unparsed[d][v].packets);
 	qos_pr_nl(p);
 }
 
@@ -248,10 +249,10 @@ void qos_stats_text(struct qos_pr *p, const struct qos_report *r, unsigned int v
 	}
 	if (fams)
 		qos_pr_text(p, "%-10s %-8s %-8s %16s %20s %13s %12s\n", "class", "dir", "family",
-			"packets", "bytes", "police-drops", "queue-drops");
+			    "packets", "bytes", "police-drops", "queue-drops");
 	else
 		qos_pr_text(p, "%-10s %-8s %16s %20s %13s %12s\n", "class", "dir", "packets", "bytes",
-			"police-drops", "queue-drops");
+			    "police-drops", "queue-drops");
 	for (i = 0; i < r->meta.nclasses; i++) {
 		for (d = 0; d < QOS_DIR_MAX; d++)
 			dir_rows(p, &r->cls[i], d, view);

@@ -86,7 +86,7 @@ static void text_class(struct qos_pr *p, const struct qos_report_class *na,
 		for (fm = fams ? 0 : -1; fm < (fams ? QOS_FAM_MAX : 0); fm++) {
 			rates(na, nb, d, fm, dt, &pps, &bps);
 			qos_pr_text(p, "%-10s %-8s", d || fm > 0 ? "" : nb->mc.name,
-				fm > 0 ? "" : qos_dir_names[d]);
+				    fm > 0 ? "" : qos_dir_names[d]);
 			if (fams)
 				qos_pr_text(p, " %-8s", qos_family_names[fm]);
 			qos_pr_text(p, " %14.1f %14.0f %15.1f", pps, bps, drops_s(na, nb, d, fm, dt));
@@ -99,8 +99,8 @@ static void text_class(struct qos_pr *p, const struct qos_report_class *na,
 	}
 	if (fams && nb->have_q)
 		qos_pr_text(p, "%-10s %-8s %-8s %14.1f %14.0f %15s %14.1f\n", "", "queue", "",
-			na ? per_s(nb->q.packets, na->q.packets, dt) : 0,
-			na ? 8 * per_s(nb->q.bytes, na->q.bytes, dt) : 0, "", qd);
+			    na ? per_s(nb->q.packets, na->q.packets, dt) : 0,
+			    na ? 8 * per_s(nb->q.bytes, na->q.bytes, dt) : 0, "", qd);
 }
 
 /* --wide: a column pair per family, the queue's drops on the first row. */
@@ -117,7 +117,7 @@ static void text_wide(struct qos_pr *p, const struct qos_report_class *na,
 			struct qos_ctr ta = na ? na->fam[d][fm] : tb;
 
 			qos_pr_text(p, " %10.1f %12.0f", per_s(tb.packets, ta.packets, dt),
-				8 * per_s(tb.bytes, ta.bytes, dt));
+				    8 * per_s(tb.bytes, ta.bytes, dt));
 		}
 		qos_pr_text(p, d ? "\n" : " %9.1f\n", drops);
 	}
