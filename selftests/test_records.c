@@ -21,6 +21,8 @@
 #include "kselftest_harness.h"
 #include "kernel/dev.h"
 #include "lib/file.h"
+#include "lib/util.h"
+#include "out/probe.h"
 #include "probe/sla_state.h"
 #include "txn/record.h"
 
@@ -258,6 +260,52 @@ TEST(sla_good_and_truncated)
 		EXPECT_FALSE(pstate_parse("p", text, &v, &n)) TH_LOG("%zu bytes", i);
 		EXPECT_EQ(0, n);
 	}
+	free(v);
+}
+
+/* What out/probe.h renders for the state file is what show reads back. */
+TEST(sla_rendered_round_trip)
+{
+	const struct qos_sla_verdict sv[] = {
+		{ .cls = "pip", .delay_p99_bound_ns = 5000000, .loss_bound_ratio = -1,
+		  .delay_p99_ns = 1234, .loss_ratio = 0, .met = true },
+		{ .cls = "be", .loss_bound_ratio = 0.01, .delay_p99_ns = 9000000,
+		  .loss_ratio = 0.5, .met = false },
+	};
+	struct qos_sla_state st = {
+		.target = "2001:db8::1", .family = "ipv6", .window_ns = 1000000000,
+		.windows = 7, .end_boottime_ns = 1, .v = sv, .n = 2,
+	};
+	char *text = qos_sla_state_json(&st);
+	struct pstate_sla *v = NULL;
+	int n = 0;
+
+	ASSERT_NE(NULL, text);
+	EXPECT_STREQ("{\"target\":\"2001:db8::1\",\"family\":\"ipv6\",\"window_ns\":1000000000,"
+		     "\"windows\":7,\"end_boottime_ns\":1,\"sla\":[{\"class\":\"pip\","
+		     "\"delay_p99_bound_ns\":5000000,\"loss_bound_pct\":null,\"delay_p99_ns\":1234,"
+		     "\"loss_pct\":0.0,\"met\":true},{\"class\":\"be\",\"delay_p99_bound_ns\":null,"
+		     "\"loss_bound_pct\":1.0,\"delay_p99_ns\":9000000,\"loss_pct\":50.0,"
+		     "\"met\":false}]}", text);
+	ASSERT_TRUE(pstate_parse("p", text, &v, &n));
+	ASSERT_EQ(2, n);
+	EXPECT_STREQ("pip", v[0].cls);
+	EXPECT_EQ(0, v[1].delay_p99_bound_ns);
+	/* Ended at boot: long stale. */
+	EXPECT_EQ(PSTATE_STALE, v[0].verdict);
+	free(text);
+	free(v);
+	/* Ended now: the verdicts as published. */
+	st.end_boottime_ns = qos_boottime_ns();
+	text = qos_sla_state_json(&st);
+	ASSERT_NE(NULL, text);
+	v = NULL;
+	n = 0;
+	ASSERT_TRUE(pstate_parse("p", text, &v, &n));
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(PSTATE_MET, v[0].verdict);
+	EXPECT_EQ(PSTATE_VIOLATED, v[1].verdict);
+	free(text);
 	free(v);
 }
 

@@ -13,7 +13,9 @@
 #include "lib/names.h"
 #include "lib/suggest.h"
 #include "lib/util.h"
+#include "out/policer.h"
 #include "out/print.h"
+#include "out/probe.h"
 
 struct rate_case {
 	const char *in;
@@ -288,6 +290,8 @@ static void pr_classes(struct qos_pr *p)
 	qos_pr_bool(p, QP_ANY, "strict", " strict %s", true);
 	qos_pr_null(p, QP_ANY, "sla", " sla %s");
 	qos_pr_s64(p, QP_TEXT, NULL, " (%lld)", -1);
+	qos_pr_u64_opt(p, QP_ANY, "bound_ns", " bound %llu", 7, true);
+	qos_pr_double_opt(p, QP_ANY, "loss_pct", " loss %.1f", 0.5, false);
 	qos_pr_nl(p);
 	qos_pr_close_object(p);
 	qos_pr_close_array(p);
@@ -302,13 +306,13 @@ TEST(print_one_call_two_forms)
 	text = pr_render(false, pr_classes, &err);
 	ASSERT_EQ(0, err);
 	EXPECT_STREQ("dev eth1\n  pip  ceil 20mbit burst 15140b limit 64kb delay 10ms left 59.995s rtt 1.250ms "
-		     "18446744073709551615 pkts strict yes sla - (-1)\n1 class\n", text);
+		     "18446744073709551615 pkts strict yes sla - (-1) bound 7\n1 class\n", text);
 	json = pr_render(true, pr_classes, &err);
 	ASSERT_EQ(0, err);
 	EXPECT_STREQ("{\"dev\":\"eth1\",\"classes\":[{\"name\":\"pip\",\"ceil\":20000000,"
 		     "\"burst\":15140,\"limit\":65536,\"delay_ns\":10000000,"
 		     "\"packets\":18446744073709551615,\"id\":3,\"strict\":true,"
-		     "\"sla\":null}]}\n", json);
+		     "\"sla\":null,\"bound_ns\":7,\"loss_pct\":null}]}\n", json);
 	free(text);
 	free(json);
 }
@@ -359,6 +363,99 @@ TEST(print_documents)
 	ASSERT_NE(NULL, o);
 	EXPECT_STREQ("{\"n\":5}", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
+}
+
+/* A colour-aware trTCM policer with one action of each kind. */
+static const struct qos_policer test_pol = {
+	.flags = QOS_POLICE_F_AWARE,
+	.tb = { .mode = TB_TRTCM, .cir = 20000000, .pir = 40000000,
+		.cbs = 250000 * TB_NBITS_PER_BYTE, .ebs = 500000 * TB_NBITS_PER_BYTE },
+	.pre_yellow = 1ULL << 12 | 1ULL << 14,
+	.pre_red = 1ULL << 16,
+	.act = { { QOS_PA_PASS, 0 }, { QOS_PA_REMARK, 10 }, { QOS_PA_DEMOTE, 4 } },
+};
+
+static void pr_policer(struct qos_pr *p)
+{
+	const char *names[QOS_MAX_CLASSES] = { [4] = "lbe" };
+	struct qos_police_report r = { .set = true, .pol = test_pol };
+
+	r.ctr[QOS_FAM_IPV6][TB_RED] = (struct qos_ctr){ .packets = 2, .bytes = 3000 };
+	qos_police_config_print(p, &test_pol, names);
+	qos_police_stats_print(p, &r);
+}
+
+/* Configuration and colour counters: the fields each form has, once. */
+TEST(print_policer_both_forms)
+{
+	char *s;
+	int err;
+
+	s = pr_render(false, pr_policer, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("police trtcm aware cir 20mbit cbs 250000b pir 40mbit pbs 500000b "
+		     "conform pass exceed remark:10 violate demote:lbe\n"
+		     "           green                 0                0              0"
+		     "                0              0                0\n"
+		     "           yellow                0                0              0"
+		     "                0              0                0\n"
+		     "           red                   0                0              2"
+		     "             3000              0                0\n", s);
+	free(s);
+	s = pr_render(true, pr_policer, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("{\"mode\":\"trtcm\",\"color\":\"aware\",\"cir_bps\":20000000,"
+		     "\"cbs_bytes\":250000,\"pir_bps\":40000000,\"pbs_bytes\":500000,"
+		     "\"yellow_dscp\":[12,14],\"red_dscp\":[16],\"conform\":\"pass\","
+		     "\"exceed\":\"remark:10\",\"violate\":\"demote:lbe\","
+		     "\"green\":{\"ipv4\":{\"packets\":0,\"bytes\":0},"
+		     "\"ipv6\":{\"packets\":0,\"bytes\":0},\"ipv6in4\":{\"packets\":0,\"bytes\":0}},"
+		     "\"yellow\":{\"ipv4\":{\"packets\":0,\"bytes\":0},"
+		     "\"ipv6\":{\"packets\":0,\"bytes\":0},\"ipv6in4\":{\"packets\":0,\"bytes\":0}},"
+		     "\"red\":{\"ipv4\":{\"packets\":0,\"bytes\":0},"
+		     "\"ipv6\":{\"packets\":2,\"bytes\":3000},\"ipv6in4\":{\"packets\":0,\"bytes\":0}}}\n",
+		     s);
+	free(s);
+}
+
+static char *refl_render(bool json, const struct qos_refl_counts *c, int *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	*err = qos_refl_print(f, json, c);
+	fclose(f);
+	return buf;
+}
+
+/* Text names what was reflected and refused; JSON has every reason. */
+TEST(print_reflector_counts)
+{
+	struct qos_refl_counts c = {
+		.packets = { 3, 1 }, .reason = { "allow", "rate" }, .nreasons = 2,
+	};
+	char *s;
+	int err = 0;
+
+	c.dscp[0][46] = 3;
+	c.dscp[1][0] = 1;
+	c.refused[0][1] = 2;
+	s = refl_render(false, &c, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("ipv4 dscp 46: 3 test packets reflected\nipv4 refused, rate: 2\n"
+		     "ipv6 dscp 0: 1 test packets reflected\n"
+		     "reflected: ipv4 3, ipv6 1, malformed 0\n", s);
+	free(s);
+	s = refl_render(true, &c, &err);
+	ASSERT_EQ(0, err);
+	EXPECT_STREQ("{\"malformed\":0,\"sources_evicted\":0,\"ipv4\":{\"packets\":3,"
+		     "\"dscp\":{\"46\":3},\"refused\":{\"allow\":0,\"rate\":2},\"cos_refused\":0},"
+		     "\"ipv6\":{\"packets\":1,\"dscp\":{\"0\":1},\"refused\":{\"allow\":0,"
+		     "\"rate\":0},\"cos_refused\":0}}\n", s);
+	free(s);
 }
 
 TEST_HARNESS_MAIN

@@ -13,13 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "cli/cli.h"
 #include "lib/privs.h"
 #include "lib/util.h"
 #include "model/profile.h"
 #include "out/exporter.h"
+#include "out/probe.h"
 #include "probe/sla_metrics.h"
 #include "probe/socket.h"
 #include "probe/sla_state.h"
@@ -223,20 +222,6 @@ static int parse_sla(const struct probe_args *a, const struct probe_stream *s, u
 	return 0;
 }
 
-static json_object *dist_json(const struct pstats_dist *d)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "samples", json_object_new_int64(d->n));
-	json_object_object_add(o, "min_ns", json_object_new_int64(d->min));
-	json_object_object_add(o, "p50_ns", json_object_new_int64(d->p50));
-	json_object_object_add(o, "p90_ns", json_object_new_int64(d->p90));
-	json_object_object_add(o, "p99_ns", json_object_new_int64(d->p99));
-	json_object_object_add(o, "max_ns", json_object_new_int64(d->max));
-	json_object_object_add(o, "mean_ns", json_object_new_double(d->mean));
-	return o;
-}
-
 static const struct pstats_sum *sla_sum(const struct pm_sla *sla, const struct probe_stream *s,
 					 unsigned int n)
 {
@@ -248,114 +233,50 @@ static const struct pstats_sum *sla_sum(const struct pm_sla *sla, const struct p
 	return NULL;
 }
 
-static void print_json(const char *addr, uint16_t port, const struct probe_send_cfg *c,
-		       const struct probe_stream *s, unsigned int n, const struct pm_sla *sla)
+static struct qos_probe_dist dist_of(const struct pstats_dist *d)
 {
-	json_object *o = json_object_new_object(), *a = json_object_new_array();
-	unsigned int i;
-
-	json_object_object_add(o, "target", json_object_new_string(addr));
-	json_object_object_add(o, "port", json_object_new_int(port));
-	json_object_object_add(o, "family", json_object_new_string(
-		c->dst.ss_family == AF_INET6 ? "ipv6" : "ipv4"));
-	json_object_object_add(o, "interval_ns", json_object_new_uint64(c->interval_ns));
-	json_object_object_add(o, "count", json_object_new_uint64(c->count));
-	for (i = 0; i < n; i++) {
-		const struct pstats_sum *m = &s[i].sum;
-		json_object *e = json_object_new_object(), *r = json_object_new_object();
-
-		json_object_object_add(e, "class", json_object_new_string(s[i].name));
-		json_object_object_add(e, "dscp", json_object_new_int(s[i].dscp));
-		json_object_object_add(e, "flowlabel", s[i].flowlabel ?
-				       json_object_new_int64(s[i].flowlabel) : NULL);
-		json_object_object_add(e, "ssid", json_object_new_int(s[i].ssid));
-		json_object_object_add(e, "sent", json_object_new_int64(m->sent));
-		json_object_object_add(e, "received", json_object_new_int64(m->received));
-		json_object_object_add(e, "lost", json_object_new_int64(m->lost));
-		json_object_object_add(e, "loss_pct", json_object_new_double(
-			m->sent ? 100.0 * m->lost / m->sent : 0));
-		json_object_object_add(e, "duplicates", json_object_new_int64(m->duplicates));
-		json_object_object_add(e, "reordered", json_object_new_int64(m->reordered));
-		json_object_object_add(e, "rtt", dist_json(&m->rtt));
-		json_object_object_add(e, "jitter_ns", json_object_new_double(m->jitter_ns));
-		json_object_object_add(e, "forward", dist_json(&m->fwd));
-		json_object_object_add(e, "backward", dist_json(&m->back));
-		json_object_object_add(e, "one_way_valid", json_object_new_boolean(m->owd_valid));
-		json_object_object_add(e, "tx_kernel_timestamps", json_object_new_int64(m->tx_kernel));
-		json_object_object_add(e, "rx_kernel_timestamps", json_object_new_int64(m->rx_kernel));
-		json_object_object_add(r, "dscp", m->refl_dscp >= 0 ?
-				       json_object_new_int(m->refl_dscp) : NULL);
-		json_object_object_add(r, "dscp_replies", json_object_new_int64(m->refl_dscp_replies));
-		json_object_object_add(r, "remarked", json_object_new_int64(m->remarked));
-		json_object_object_add(r, "cos_refused", json_object_new_int64(m->cos_refused));
-		json_object_object_add(r, "ttl", m->refl_ttl >= 0 ?
-				       json_object_new_int(m->refl_ttl) : NULL);
-		json_object_object_add(e, "reflector", r);
-		json_object_array_add(a, e);
-	}
-	json_object_object_add(o, "streams", a);
-	if (sla->set) {
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "class", json_object_new_string(sla->cls));
-		json_object_object_add(j, "delay_p99_ns", sla->delay_p99_ns ?
-				       json_object_new_uint64(sla->delay_p99_ns) : NULL);
-		json_object_object_add(j, "loss_pct", sla->loss_ratio >= 0 ?
-				       json_object_new_double(sla->loss_ratio * 100) : NULL);
-		json_object_object_add(j, "met", json_object_new_boolean(
-			pm_sla_met(sla, sla_sum(sla, s, n))));
-		json_object_object_add(o, "sla", j);
-	}
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
+	return (struct qos_probe_dist){ .n = d->n, .min = d->min, .p50 = d->p50, .p90 = d->p90,
+					.p99 = d->p99, .max = d->max, .mean = d->mean };
 }
 
-static void print_text(const char *addr, uint16_t port, const struct probe_send_cfg *c,
-		       const struct probe_stream *s, unsigned int n, const struct pm_sla *sla)
+/* Stream @s as out/probe.h prints it. */
+static struct qos_probe_row row_of(const struct probe_stream *s)
 {
+	const struct pstats_sum *m = &s->sum;
+
+	return (struct qos_probe_row){
+		.cls = s->name, .dscp = s->dscp, .flowlabel = s->flowlabel, .ssid = s->ssid,
+		.sent = m->sent, .received = m->received, .lost = m->lost,
+		.duplicates = m->duplicates, .reordered = m->reordered,
+		.rtt = dist_of(&m->rtt), .fwd = dist_of(&m->fwd), .back = dist_of(&m->back),
+		.owd_valid = m->owd_valid, .jitter_ns = m->jitter_ns,
+		.tx_kernel = m->tx_kernel, .rx_kernel = m->rx_kernel,
+		.refl_dscp = m->refl_dscp, .refl_dscp_replies = m->refl_dscp_replies,
+		.remarked = m->remarked, .cos_refused = m->cos_refused, .refl_ttl = m->refl_ttl,
+	};
+}
+
+static int print_send(const char *addr, uint16_t port, const struct probe_send_cfg *c,
+		      const struct probe_stream *s, unsigned int n, const struct pm_sla *sla)
+{
+	struct qos_probe_row rows[QOS_MAX_CLASSES];
+	struct qos_probe_run run = {
+		.target = addr, .port = port,
+		.family = c->dst.ss_family == AF_INET6 ? "ipv6" : "ipv4",
+		.interval_ns = c->interval_ns, .count = c->count, .rows = rows,
+		.sla_delay_p99_ns = sla->delay_p99_ns, .sla_loss_ratio = sla->loss_ratio,
+	};
 	unsigned int i;
 
-	printf("STAMP to %s port %u: %u test packets per class, every %.3f ms\n", addr, port,
-	       c->count, c->interval_ns / 1e6);
-	printf("%-8s %4s %6s %6s %6s %4s %5s  %-26s %8s %s\n", "class", "dscp", "sent", "rcvd",
-	       "loss%", "dup", "reord", "rtt ms min/p50/p90/p99", "jitter", "refl-dscp");
-	for (i = 0; i < n; i++) {
-		const struct pstats_sum *m = &s[i].sum;
-		char rtt[64], refl[48];
-
-		snprintf(rtt, sizeof(rtt), "%.3f/%.3f/%.3f/%.3f", m->rtt.min / 1e6,
-			 m->rtt.p50 / 1e6, m->rtt.p90 / 1e6, m->rtt.p99 / 1e6);
-		if (m->refl_dscp < 0)
-			snprintf(refl, sizeof(refl), "unknown");
-		else if (m->remarked)
-			snprintf(refl, sizeof(refl), "%d (re-marked in %u)", m->refl_dscp,
-				 m->remarked);
-		else
-			snprintf(refl, sizeof(refl), "%d", m->refl_dscp);
-		printf("%-8s %4u %6u %6u %6.2f %4u %5u  %-26s %8.3f %s\n", s[i].name, s[i].dscp,
-		       m->sent, m->received, m->sent ? 100.0 * m->lost / m->sent : 0,
-		       m->duplicates, m->reordered, rtt, m->jitter_ns / 1e6, refl);
+	for (i = 0; i < n && i < QOS_MAX_CLASSES; i++) {
+		rows[i] = row_of(&s[i]);
+		if (sla->set && !strcmp(s[i].name, sla->cls))
+			run.sla_row = &rows[i];
 	}
-	for (i = 0; i < n; i++) {
-		const struct pstats_sum *m = &s[i].sum;
-
-		if (!m->received)
-			continue;
-		printf("%-8s one-way ms p50 forward %.3f backward %.3f%s\n", s[i].name,
-		       m->fwd.p50 / 1e6, m->back.p50 / 1e6,
-		       m->owd_valid ? "" : " (not valid: clocks not both synchronised)");
-		if (m->cos_refused)
-			printf("%-8s %u replies not sent back with DSCP %u (RP 1): the backward "
-			       "path measured in the DSCP the reflector received\n", s[i].name,
-			       m->cos_refused, s[i].dscp);
-	}
-	if (sla->set) {
-		const struct pstats_sum *m = sla_sum(sla, s, n);
-
-		printf("sla %s: %s (rtt p99 %.3f ms, loss %.2f%%)\n", sla->cls,
-		       pm_sla_met(sla, m) ? "met" : "not met", m->rtt.p99 / 1e6,
-		       m->sent ? 100.0 * m->lost / m->sent : 0);
-	}
+	run.n = i;
+	if (run.sla_row)
+		run.sla_met = pm_sla_met(sla, sla_sum(sla, s, n));
+	return qos_probe_print(stdout, opt.json, &run);
 }
 
 static volatile sig_atomic_t stop;
@@ -396,6 +317,35 @@ static const char *state_name(char *buf, size_t len)
 		return rd + n;
 	snprintf(buf, len, "pid-%d", (int)getpid());
 	return buf;
+}
+
+/* The last window's SLA verdicts, written for show. -errno. */
+static int publish(struct pstate_pub *pub, const struct pm_target *t)
+{
+	struct qos_sla_verdict v[QOS_MAX_CLASSES];
+	struct qos_sla_state st = {
+		.target = t->target, .family = t->family, .window_ns = pub->window_ns,
+		.windows = t->windows, .end_boottime_ns = qos_boottime_ns(), .v = v,
+	};
+	unsigned int i;
+	char *text;
+	int r;
+
+	for (i = 0; i < t->n && st.n < QOS_MAX_CLASSES; i++) {
+		if (t->m[i].sla_met < 0)
+			continue;
+		v[st.n++] = (struct qos_sla_verdict){
+			.cls = t->s[i].name, .delay_p99_bound_ns = t->sla->delay_p99_ns,
+			.loss_bound_ratio = t->sla->loss_ratio, .delay_p99_ns = t->m[i].p99_ns,
+			.loss_ratio = t->m[i].loss_ratio, .met = t->m[i].sla_met,
+		};
+	}
+	text = qos_sla_state_json(&st);
+	if (!text)
+		return -ENOMEM;
+	r = pstate_publish(pub, text);
+	free(text);
+	return r;
 }
 
 /* Windows of c->count test packets per class until SIGINT or SIGTERM. */
@@ -443,7 +393,7 @@ static int run_continuous(const char *addr, struct probe_send_cfg *c, struct pro
 		pthread_mutex_unlock(&pm_lock);
 		/* Only this thread changes @t: no lock to read it. A failed
 		 * write is said once; the metrics go on being served. */
-		e = !stop && pub->dirfd >= 0 ? pstate_publish(pub, &t) : 0;
+		e = !stop && pub->dirfd >= 0 ? publish(pub, &t) : 0;
 		if (e && !pub_failed) {
 			qos_err("probe send: %s/%s/%s: %s", PROBE_STATE_DIR, pub->dir, pub->file,
 				strerror(-e));
@@ -553,58 +503,32 @@ int do_probe_send(int argc, char **argv)
 		qos_err("probe send: %s", err);
 		goto out;
 	}
-	if (opt.json)
-		print_json(a.addr, port, &c, s, n, &sla);
-	else
-		print_text(a.addr, port, &c, s, n, &sla);
+	r = print_send(a.addr, port, &c, s, n, &sla);
+	if (r)
+		qos_err("probe send: %s", strerror(-r));
 out:
 	for (i = 0; i < n; i++)
 		pstats_free(&s[i].st);
 	return r;
 }
 
-static void print_refl(const struct probe_refl_stats *rs)
+_Static_assert(RG_NVERDICTS - 1 <= QOS_REFL_REASONS_MAX, "a refusal reason left out");
+
+static int print_refl(const struct probe_refl_stats *rs)
 {
-	const char *fam[] = { "ipv4", "ipv6" };
-	json_object *o = json_object_new_object();
+	struct qos_refl_counts c = { .bad = rs->bad, .evicted = rs->evicted };
 	int f, d;
 
-	json_object_object_add(o, "malformed", json_object_new_uint64(rs->bad));
-	json_object_object_add(o, "sources_evicted", json_object_new_uint64(rs->evicted));
 	for (f = 0; f < 2; f++) {
-		json_object *e = json_object_new_object(), *ds = json_object_new_object();
-		json_object *rf = json_object_new_object();
-		char k[4];
-
-		json_object_object_add(e, "packets", json_object_new_uint64(rs->packets[f]));
-		for (d = 0; d < 64; d++) {
-			if (!rs->dscp[f][d])
-				continue;
-			snprintf(k, sizeof(k), "%d", d);
-			json_object_object_add(ds, k, json_object_new_uint64(rs->dscp[f][d]));
-			if (!opt.json)
-				printf("%s dscp %d: %llu test packets reflected\n", fam[f], d,
-				       (unsigned long long)rs->dscp[f][d]);
-		}
-		json_object_object_add(e, "dscp", ds);
-		for (d = RG_PASS + 1; d < RG_NVERDICTS; d++) {
-			json_object_object_add(rf, rg_reason[d],
-					       json_object_new_uint64(rs->refused[f][d]));
-			if (!opt.json && rs->refused[f][d])
-				printf("%s refused, %s: %llu\n", fam[f], rg_reason[d],
-				       (unsigned long long)rs->refused[f][d]);
-		}
-		json_object_object_add(e, "refused", rf);
-		json_object_object_add(e, "cos_refused", json_object_new_uint64(rs->cos_refused[f]));
-		json_object_object_add(o, fam[f], e);
+		c.packets[f] = rs->packets[f];
+		memcpy(c.dscp[f], rs->dscp[f], sizeof(c.dscp[f]));
+		c.cos_refused[f] = rs->cos_refused[f];
+		for (d = RG_PASS + 1; d < RG_NVERDICTS; d++)
+			c.refused[f][d - 1] = rs->refused[f][d];
 	}
-	if (opt.json)
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	else
-		printf("reflected: ipv4 %llu, ipv6 %llu, malformed %llu\n",
-		       (unsigned long long)rs->packets[0], (unsigned long long)rs->packets[1],
-		       (unsigned long long)rs->bad);
-	json_object_put(o);
+	for (d = RG_PASS + 1; d < RG_NVERDICTS; d++)
+		c.reason[c.nreasons++] = rg_reason[d];
+	return qos_refl_print(stdout, opt.json, &c);
 }
 
 /* @s, if given, a number from 1 to @max, into @v. */
@@ -747,7 +671,9 @@ int do_probe_reflect(int argc, char **argv)
 		qos_err("probe reflect: %s", err);
 		return -1;
 	}
-	print_refl(&rs);
+	r = print_refl(&rs);
+	if (r)
+		qos_err("probe reflect: %s", strerror(-r));
 	fflush(stdout);
-	return 0;
+	return r;
 }

@@ -5,7 +5,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,45 +16,7 @@
 #include "lib/util.h"
 #include "model/profile.h"
 #include "model/profile_path.h"
-#include "out/dryrun.h"
-
-static void print_json(json_object *o)
-{
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							  JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-}
-
-static json_object *validate_json(const struct qos_profile *p, uint64_t bps, uint32_t mtu,
-				  const struct qos_class_plan *plan)
-{
-	json_object *o = json_object_new_object(), *cls = json_object_new_array();
-	unsigned int i;
-
-	json_object_object_add(o, "profile", json_object_new_string(p->name));
-	json_object_object_add(o, "path", json_object_new_string(p->path));
-	json_object_object_add(o, "description", json_object_new_string(p->description));
-	json_object_object_add(o, "scheduler", json_object_new_string(qos_sched_name(p->sched)));
-	if (bps)
-		json_object_object_add(o, "rate_bps", json_object_new_uint64(bps));
-	json_object_object_add(o, "mtu", json_object_new_uint64(mtu));
-	for (i = 0; i < p->nclasses; i++) {
-		json_object *c = json_object_new_object();
-
-		json_object_object_add(c, "name", json_object_new_string(p->classes[i].name));
-		json_object_object_add(c, "id", json_object_new_int64(p->classes[i].id));
-		if (bps) {
-			json_object_object_add(c, "rate_bps",
-					       json_object_new_uint64(plan[i].rate_bps));
-			json_object_object_add(c, "ceil_bps",
-					       json_object_new_uint64(plan[i].ceil_bps));
-		}
-		json_object_array_add(cls, c);
-	}
-	json_object_object_add(o, "classes", cls);
-	json_object_object_add(o, "rules", json_object_new_int64(p->rules.n));
-	return o;
-}
+#include "out/profiles.h"
 
 int do_validate(int argc, char **argv)
 {
@@ -90,15 +51,11 @@ int do_validate(int argc, char **argv)
 		qos_profile_free(&p);
 		return -1;
 	}
-	if (opt.json)
-		print_json(validate_json(&p, bps, mtu, plan));
-	else
-		printf("%s: ok (%u classes, %zu rules; bursts checked at MTU %u%s)\n", p.path,
-		       p.nclasses, p.rules.n, mtu, a.mtu ? "" : ", assumed: give 'mtu N'");
-	if (!opt.json)
-		qos_print_mem(stdout, "", p.rule_entries);
+	ret = qos_validate_print(stdout, opt.json, &p, bps, mtu, a.mtu, plan);
+	if (ret)
+		qos_err("validate: %s", strerror(-ret));
 	qos_profile_free(&p);
-	return 0;
+	return ret;
 }
 
 int cli_check_profile(const char *cmd, const char *name)
@@ -123,77 +80,57 @@ int cli_check_profile(const char *cmd, const char *name)
 	return -ENOENT;
 }
 
-static json_object *list_json(const struct qos_profile_scan *ps)
+/* The strings of one row of `list`. */
+struct list_buf {
+	char path[PATH_MAX + NAME_MAX + 2];
+	char hidden[PATH_MAX + NAME_MAX + 2];
+	char desc[512];
+};
+
+/* The rows of `list`: descriptions loaded where they are printed (text
+ * leaves them out for hidden profiles). */
+static void list_rows(const struct qos_profile_scan *ps, struct qos_profile_row *rows,
+		      struct list_buf *b)
 {
-	json_object *o = json_object_new_object();
-	json_object *dirs = json_object_new_array(), *profs = json_object_new_array();
-	char path[PATH_MAX + NAME_MAX + 2], desc[512];
 	size_t i;
-	int d;
 
-	for (d = 0; d < ps->ndirs; d++) {
-		json_object *jd = json_object_new_object();
-
-		json_object_object_add(jd, "path", json_object_new_string(ps->dir[d].path));
-		json_object_object_add(jd, "origin", json_object_new_string(ps->dir[d].origin));
-		json_object_object_add(jd, "exists", json_object_new_boolean(!ps->dir[d].err));
-		if (ps->dir[d].err)
-			json_object_object_add(jd, "error",
-					       json_object_new_string(strerror(ps->dir[d].err)));
-		json_object_array_add(dirs, jd);
-	}
 	for (i = 0; i < ps->n; i++) {
 		const struct qos_profile_entry *pr = &ps->p[i];
-		json_object *jp = json_object_new_object();
-		bool ok = qos_profile_desc(ps, pr, desc, sizeof(desc));
+		struct qos_profile_row *e = &rows[i];
 
-		snprintf(path, sizeof(path), "%s/%s", ps->dir[pr->dir].path, pr->name);
-		json_object_object_add(jp, "name", json_object_new_string(pr->name));
-		json_object_object_add(jp, "path", json_object_new_string(path));
-		json_object_object_add(jp, "origin", json_object_new_string(ps->dir[pr->dir].origin));
-		json_object_object_add(jp, ok ? "description" : "error", json_object_new_string(desc));
+		snprintf(b[i].path, sizeof(b[i].path), "%s/%s", ps->dir[pr->dir].path, pr->name);
+		*e = (struct qos_profile_row){ .name = pr->name, .dir = pr->dir,
+					       .path = b[i].path, .desc = b[i].desc };
 		if (pr->hidden_by >= 0) {
 			const struct qos_profile_entry *h = &ps->p[pr->hidden_by];
 
-			snprintf(path, sizeof(path), "%s/%s", ps->dir[h->dir].path, h->name);
-			json_object_object_add(jp, "hidden_by", json_object_new_string(path));
+			snprintf(b[i].hidden, sizeof(b[i].hidden), "%s/%s", ps->dir[h->dir].path,
+				 h->name);
+			e->hidden_by = b[i].hidden;
 		}
-		json_object_array_add(profs, jp);
+		if (opt.json || !e->hidden_by)
+			e->ok = qos_profile_desc(ps, pr, b[i].desc, sizeof(b[i].desc));
 	}
-	json_object_object_add(o, "directories", dirs);
-	json_object_object_add(o, "profiles", profs);
-	return o;
 }
 
-/* Each directory in search order, then its profiles: a profile found
- * earlier under the same name hides it. */
-static void list_text(const struct qos_profile_scan *ps)
+static int list_print(const struct qos_profile_scan *ps)
 {
-	char desc[512];
-	size_t i;
-	int d;
+	struct qos_profile_dir_row dirs[QOS_PROFILE_DIRS];
+	struct qos_profile_row *rows = calloc(ps->n ?: 1, sizeof(*rows));
+	struct list_buf *b = calloc(ps->n ?: 1, sizeof(*b));
+	int d, ret = -ENOMEM;
 
-	for (d = 0; d < ps->ndirs; d++) {
-		printf("%s (%s)%s%s\n", ps->dir[d].path, ps->dir[d].origin,
-		       ps->dir[d].err ? ": " : "", ps->dir[d].err ? strerror(ps->dir[d].err) : "");
-		for (i = 0; i < ps->n; i++) {
-			const struct qos_profile_entry *pr = &ps->p[i], *h;
-
-			if (pr->dir != d)
-				continue;
-			if (pr->hidden_by >= 0) {
-				h = &ps->p[pr->hidden_by];
-				printf("  %-16s hidden by %s/%s\n", pr->name, ps->dir[h->dir].path,
-				       h->name);
-				continue;
-			}
-			if (qos_profile_desc(ps, pr, desc, sizeof(desc)))
-				printf("  %-16s %s\n", pr->name, desc);
-			else
-				printf("  %-16s invalid: see 'qosctl validate %s/%s'\n", pr->name,
-				       ps->dir[d].path, pr->name);
-		}
+	if (rows && b) {
+		for (d = 0; d < ps->ndirs; d++)
+			dirs[d] = (struct qos_profile_dir_row){ .path = ps->dir[d].path,
+								.origin = ps->dir[d].origin,
+								.err = ps->dir[d].err };
+		list_rows(ps, rows, b);
+		ret = qos_profiles_print(stdout, opt.json, dirs, ps->ndirs, rows, ps->n);
 	}
+	free(rows);
+	free(b);
+	return ret;
 }
 
 int do_list(int argc, char **argv)
@@ -211,10 +148,9 @@ int do_list(int argc, char **argv)
 		qos_profiles_free(&ps);
 		return ret;
 	}
-	if (opt.json)
-		print_json(list_json(&ps));
-	else
-		list_text(&ps);
+	ret = list_print(&ps);
+	if (ret)
+		qos_err("list: %s", strerror(-ret));
 	qos_profiles_free(&ps);
-	return 0;
+	return ret;
 }

@@ -18,9 +18,9 @@
 
 #include "cli/cli.h"
 #include "kernel/rulemap.h"
-#include "lib/names.h"
 #include "lib/util.h"
 #include "model/reserve.h"
+#include "out/reserve.h"
 #include "txn/txn.h"
 
 /*
@@ -105,60 +105,6 @@ static int reserve_del(const char *name, int argc, char **argv, char *err, size_
 	return change_dev(name, del_one, argv[1], err, errlen);
 }
 
-static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, uint64_t now,
-		      const struct qos_resv_class *c, const struct qos_resv_sum *s,
-		      const char *dev)
-{
-	uint64_t sum = s->rate_bps;
-	json_object *o = json_object_new_object(), *a = json_object_new_array();
-	char match[256];
-	size_t i;
-
-	json_object_object_add(o, "dev", json_object_new_string(dev));
-	json_object_object_add(o, "class", meta->reserve_class ?
-			       json_object_new_string(qos_meta_class_name(meta, meta->reserve_class) ?: "?") :
-			       NULL);
-	json_object_object_add(o, "ceil_bps", json_object_new_uint64(meta->reserve_ceil_bps));
-	json_object_object_add(o, "headroom_pct", json_object_new_int(meta->reserve_headroom_pct));
-	json_object_object_add(o, "admits_bps", json_object_new_uint64(meta->reserve_cap_bps));
-	json_object_object_add(o, "reserved_bps", json_object_new_uint64(sum));
-	json_object_object_add(o, "free_bps",
-			       json_object_new_uint64(meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0));
-	json_object_object_add(o, "delay_bound_us", json_object_new_uint64(c->delay_ns / 1000));
-	json_object_object_add(o, "queue_bytes", json_object_new_uint64(qos_resv_queue_bytes(c)));
-	json_object_object_add(o, "max_packet_bytes", json_object_new_uint64(c->max_pkt));
-	json_object_object_add(o, "reserved_burst_bytes", json_object_new_uint64(s->burst));
-	json_object_object_add(o, "worst_delay_us",
-			       json_object_new_uint64(qos_resv_delay_ns(c, s) / 1000));
-	for (i = 0; i < cur->n; i++) {
-		const struct qos_rule *r = &cur->r[i];
-		json_object *e;
-
-		if (!r->reserve)
-			continue;
-		e = json_object_new_object();
-		json_object_object_add(e, "id", json_object_new_string(r->name));
-		json_object_object_add(e, "match",
-				       json_object_new_string(qos_rule_fmt_match(r, match,
-										 sizeof(match))));
-		json_object_object_add(e, "rate_bps", json_object_new_uint64(r->police_bps));
-		json_object_object_add(e, "burst_bytes", json_object_new_uint64(r->police_burst));
-		json_object_object_add(e, "expires_in_s", r->expires_ns ?
-				       json_object_new_int64(r->expires_ns > now ?
-							     (int64_t)((r->expires_ns - now) / 1000000000ULL) : 0) :
-				       NULL);
-		json_object_object_add(e, "expired",
-				       json_object_new_boolean(!qos_reserve_live(r, now)));
-		json_object_object_add(e, "packets", json_object_new_uint64(r->hits.packets));
-		json_object_object_add(e, "bytes", json_object_new_uint64(r->hits.bytes));
-		json_object_array_add(a, e);
-	}
-	json_object_object_add(o, "reservations", a);
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-}
-
 static int sweep(struct qos_admission *a, void *arg, char *err, size_t errlen)
 {
 	return 0;
@@ -192,14 +138,8 @@ static int open_swept(struct qos_dev *dev, const char *name, struct qos_rules *c
 
 static int reserve_list(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
-	char a[32], b[32], c[32], match[256], left[32], esc[QOS_ESC_LEN];
-	uint64_t now = qos_boottime_ns(), sum;
 	struct qos_rules cur = {};
 	struct qos_dev dev;
-	const struct qos_meta *meta;
-	struct qos_resv_class rc;
-	struct qos_resv_sum s;
-	size_t i;
 	int ret;
 
 	if (argc) {
@@ -209,55 +149,12 @@ static int reserve_list(const char *name, int argc, char **argv, char *err, size
 	ret = open_swept(&dev, name, &cur, err, errlen);
 	if (ret)
 		return ret;
-	meta = &dev.cfg.meta;
-	rc = qos_resv_class_of(meta);
-	s = qos_reserve_sum(&cur, &rc, now);
-	sum = s.rate_bps;
-	if (opt.json) {
-		list_json(&cur, meta, now, &rc, &s, name);
-		goto out;
-	}
-	if (!meta->reserve_class) {
-		printf("dev %s: profile %s takes no reservations (no reserve-class)\n", name,
-		       meta->profile);
-		goto out;
-	}
-	printf("dev %s: class %s admits %s (ceiling %s less %u%%): %s reserved, %s free\n", name,
-	       qos_meta_class_name(meta, meta->reserve_class) ?: "?",
-	       qos_fmt_rate(meta->reserve_cap_bps, a, sizeof(a)),
-	       qos_fmt_rate(meta->reserve_ceil_bps, b, sizeof(b)), meta->reserve_headroom_pct,
-	       qos_fmt_rate(sum, c, sizeof(c)),
-	       qos_fmt_rate(meta->reserve_cap_bps > sum ? meta->reserve_cap_bps - sum : 0, match,
-			    sizeof(match)));
-	printf("delay bound %llu us, worst case of the admitted bursts %llu us\n",
-	       (unsigned long long)(rc.delay_ns / 1000),
-	       (unsigned long long)(qos_resv_delay_ns(&rc, &s) / 1000));
-	printf("%-12s %-10s %-8s %-9s %14s %16s  %s\n", "id", "rate", "burst", "expires", "packets",
-	       "bytes", "match");
-	for (i = 0; i < cur.n; i++) {
-		const struct qos_rule *r = &cur.r[i];
-
-		if (!r->reserve)
-			continue;
-		if (!r->expires_ns)
-			snprintf(left, sizeof(left), "never");
-		else if (!qos_reserve_live(r, now))
-			snprintf(left, sizeof(left), "expired");
-		else
-			snprintf(left, sizeof(left), "%llus",
-				 (unsigned long long)((r->expires_ns - now) / 1000000000ULL));
-		/* Names are checked where they enter, but a rule map is
-		 * anyone's with CAP_SYS_ADMIN: never a raw byte to a terminal. */
-		printf("%-12s %-10s %-8llu %-9s %14llu %16llu  %s\n",
-		       qos_esc(r->name, esc, sizeof(esc)), qos_fmt_rate(r->police_bps, a, sizeof(a)),
-		       (unsigned long long)r->police_burst, left,
-		       (unsigned long long)r->hits.packets, (unsigned long long)r->hits.bytes,
-		       qos_rule_fmt_match(r, match, sizeof(match)));
-	}
-out:
+	ret = qos_reserve_print(stdout, opt.json, name, &dev.cfg.meta, &cur, qos_boottime_ns());
+	if (ret)
+		snprintf(err, errlen, "%s", strerror(-ret));
 	qos_rules_free(&cur);
 	qos_dev_close(&dev);
-	return 0;
+	return ret;
 }
 
 int do_reserve_add(int argc, char **argv)

@@ -175,6 +175,7 @@ out:
 
 static int rule_list(const char *name, int argc, char **argv, char *err, size_t errlen)
 {
+	struct qos_rules_view view;
 	struct qos_rules cur = {};
 	struct qos_dev dev;
 	int ret;
@@ -186,10 +187,16 @@ static int rule_list(const char *name, int argc, char **argv, char *err, size_t 
 	ret = cli_open_rules(&dev, name, &cur, false, err, errlen);
 	if (ret)
 		return ret;
-	qos_rules_print(stdout, &cur, &dev.cfg.meta, &dev.cur, opt.json);
+	ret = qos_rules_view_read(&view, &cur, &dev.cfg.meta, &dev.cur);
+	if (!ret) {
+		ret = qos_rules_print(stdout, &view, opt.json);
+		qos_rules_view_free(&view);
+	}
 	qos_rules_free(&cur);
 	qos_dev_close(&dev);
-	return 0;
+	if (ret)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
 }
 
 int cli_on_dev(int argc, char **argv,

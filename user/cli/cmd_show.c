@@ -48,15 +48,49 @@ static int read_report(int argc, char **argv, const char *cmd, struct qos_report
 	return 0;
 }
 
+/* The probes' verdicts as show prints them. */
+static void sla_rows(const struct pstate_sla *sla, int n, struct qos_sla_row *rows)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		rows[i] = (struct qos_sla_row){
+			.probe = sla[i].probe,
+			.target = sla[i].target,
+			.family = sla[i].family,
+			.cls = sla[i].cls,
+			.delay_p99_bound_ns = sla[i].delay_p99_bound_ns,
+			.loss_bound_pct = sla[i].loss_bound_pct,
+			.delay_p99_ns = sla[i].delay_p99_ns,
+			.loss_pct = sla[i].loss_pct,
+			.windows = sla[i].windows,
+			.age_ns = sla[i].age_ns,
+			.verdict = pstate_verdict_names[sla[i].verdict],
+		};
+}
+
 int do_show(int argc, char **argv)
 {
 	static struct qos_report r;
 	struct pstate_sla *sla = NULL;
+	struct qos_sla_row *rows;
 	int nsla = 0;
 	int err = read_report(argc, argv, "show", &r, &sla, &nsla);
 
-	if (!err)
-		qos_report_show(stdout, &r, sla, nsla, opt.json);
+	if (err)
+		goto out;
+	rows = calloc(nsla ?: 1, sizeof(*rows));
+	if (!rows) {
+		err = -ENOMEM;
+		qos_err("show: %s", strerror(ENOMEM));
+		goto out;
+	}
+	sla_rows(sla, nsla, rows);
+	err = qos_report_show(stdout, &r, rows, nsla, opt.json);
+	if (err)
+		qos_err("show: %s", strerror(-err));
+	free(rows);
+out:
 	free(sla);
 	return err;
 }
@@ -146,7 +180,10 @@ int do_stats(int argc, char **argv)
 		return ret;
 	}
 	ret = read_report(argc, argv, "stats", &r, NULL, NULL);
-	if (!ret)
-		qos_report_stats(stdout, &r, opt.json, view);
+	if (ret)
+		return ret;
+	ret = qos_report_stats(stdout, &r, opt.json, view);
+	if (ret)
+		qos_err("stats: %s", strerror(-ret));
 	return ret;
 }

@@ -169,6 +169,45 @@ static int read_rules(const struct qos_progs *m, struct qos_report *r)
 	return ret;
 }
 
+static void ctr_add(struct qos_ctr *t, const struct qos_ctr *c)
+{
+	t->packets += c->packets;
+	t->bytes += c->bytes;
+}
+
+static void class_sum(struct qos_report_class *rc)
+{
+	int d, f, v, c;
+
+	memset(rc->fam, 0, sizeof(rc->fam));
+	memset(rc->verdict, 0, sizeof(rc->verdict));
+	memset(rc->total, 0, sizeof(rc->total));
+	memset(rc->color, 0, sizeof(rc->color));
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		for (f = 0; f < QOS_FAM_MAX; f++)
+			for (v = 0; v < QOS_V_MAX; v++) {
+				ctr_add(&rc->fam[d][f], &rc->ctr[d][f][v]);
+				ctr_add(&rc->verdict[d][v], &rc->ctr[d][f][v]);
+				ctr_add(&rc->total[d], &rc->ctr[d][f][v]);
+			}
+	for (c = 0; c < TB_COLOR_MAX; c++)
+		for (f = 0; f < QOS_FAM_MAX; f++)
+			ctr_add(&rc->color[c], &rc->police.ctr[f][c]);
+}
+
+void qos_report_sum(struct qos_report *r)
+{
+	unsigned int i;
+	int d, v;
+
+	for (i = 0; i < r->meta.nclasses && i < QOS_MAX_CLASSES; i++)
+		class_sum(&r->cls[i]);
+	memset(r->unparsed_total, 0, sizeof(r->unparsed_total));
+	for (d = 0; d < QOS_DIR_MAX; d++)
+		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
+			ctr_add(&r->unparsed_total[d], &r->unparsed[d][v]);
+}
+
 int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, size_t errlen)
 {
 	const struct qos_progs *m = &dev->cur;
@@ -216,6 +255,8 @@ int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, 
 		r->have_iroot = read_root(sk, r->cfg.ifb_ifindex, &r->cfg.ifb, &r->iroot);
 	if (ret)
 		snprintf(err, errlen, "dev %s: reading counters: %s", dev->name, strerror(-ret));
+	else
+		qos_report_sum(r);
 	qos_nl_close(sk);
 	return ret;
 }

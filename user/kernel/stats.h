@@ -24,6 +24,11 @@ struct qos_report_class {
 	bool have_iq;
 	uint64_t dscp[QOS_TABLE_MAX];	/* code points that map to this class */
 	struct qos_police_report police;
+	/* Totals, summed once when the report is read (qos_report_sum()). */
+	struct qos_ctr fam[QOS_DIR_MAX][QOS_FAM_MAX];	/* every verdict */
+	struct qos_ctr verdict[QOS_DIR_MAX][QOS_V_MAX];	/* every family */
+	struct qos_ctr total[QOS_DIR_MAX];		/* every family and verdict */
+	struct qos_ctr color[TB_COLOR_MAX];		/* the policer's, every family */
 };
 
 /*
@@ -52,6 +57,7 @@ struct qos_report {
 	struct qos_cfg cfg;
 	struct qos_report_class cls[QOS_MAX_CLASSES];
 	struct qos_ctr unparsed[QOS_DIR_MAX][QOS_UNP_MAX];
+	struct qos_ctr unparsed_total[QOS_DIR_MAX];	/* every reason */
 	struct qos_class_stats root;	/* the root qdisc: the whole tree */
 	bool have_root;			/* qosctl's root qdisc is in place */
 	char ifb[IF_NAMESIZE];		/* the IFB of download shaping, "" if none */
@@ -85,6 +91,8 @@ static inline const struct qos_class_stats *qos_report_root(const struct qos_rep
 /* The name of class @id in @r, "" if it has none. */
 const char *qos_report_class_name(const struct qos_report *r, uint32_t id);
 
+/* The totals of @r from its counters; qos_report_read() calls it. */
+void qos_report_sum(struct qos_report *r);
 /* Everything about @dev: its configuration, counters, qdisc class stats. */
 int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, size_t errlen);
 /* The same for the device named @name, opened without its lock. */

@@ -3,7 +3,7 @@
  * The print layer: one call per field, text and JSON (see print.h).
  *
  * JSON is built as a json-c tree with a stack of open containers and
- * written once, at close, with one flag set for the whole program.
+ * written once, at close, with the program's one flag set (lib/json.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,12 +11,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "lib/json.h"
 #include "lib/util.h"
 #include "out/print.h"
 
 #define QP_DEPTH 16
-/* The one serialisation every JSON output of qosctl uses. */
-#define QP_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct qos_pr {
 	FILE *f;
@@ -281,6 +280,24 @@ void qos_pr_null(struct qos_pr *p, enum qos_pr_where w, const char *key,
 	}
 }
 
+void qos_pr_u64_opt(struct qos_pr *p, enum qos_pr_where w, const char *key,
+		    const char *fmt, uint64_t v, bool set)
+{
+	if (set)
+		qos_pr_u64(p, w, key, fmt, v);
+	else
+		qos_pr_null(p, w, key, NULL);
+}
+
+void qos_pr_double_opt(struct qos_pr *p, enum qos_pr_where w, const char *key,
+		       const char *fmt, double v, bool set)
+{
+	if (set)
+		qos_pr_double(p, w, key, fmt, v);
+	else
+		qos_pr_null(p, w, key, NULL);
+}
+
 void qos_pr_rate(struct qos_pr *p, enum qos_pr_where w, const char *key,
 		 const char *fmt, uint64_t bps)
 {
@@ -369,8 +386,12 @@ int qos_pr_close(struct qos_pr *p)
 		err = -EINVAL;
 	if (!err && p->json && p->f) {
 		/* Nothing printed at all is still a document: {}. */
-		fprintf(p->f, "%s\n", p->root ?
-			json_object_to_json_string_ext(p->root, QP_JSON_FLAGS) : "{}");
+		const char *s = p->root ? qos_json_text(p->root) : "{}";
+
+		if (s)
+			fprintf(p->f, "%s\n", s);
+		else
+			err = -ENOMEM;
 	}
 	pr_free(p);
 	return err;

@@ -89,6 +89,12 @@ void qos_pr_bool(struct qos_pr *p, enum qos_pr_where w, const char *key,
 /* JSON null; text prints @fmt with "-" */
 void qos_pr_null(struct qos_pr *p, enum qos_pr_where w, const char *key,
 		 const char *fmt);
+/* A bound or reading that may be absent: @v if @set; else JSON null and
+ * nothing in text (@fmt converts the number, not a "-"). */
+void qos_pr_u64_opt(struct qos_pr *p, enum qos_pr_where w, const char *key,
+		    const char *fmt, uint64_t v, bool set);
+void qos_pr_double_opt(struct qos_pr *p, enum qos_pr_where w, const char *key,
+		       const char *fmt, double v, bool set);
 /* @bps bits per second: JSON the number, text "20mbit" through %s. */
 void qos_pr_rate(struct qos_pr *p, enum qos_pr_where w, const char *key,
 		 const char *fmt, uint64_t bps);

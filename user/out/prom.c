@@ -155,11 +155,9 @@ static void class_counters(FILE *f, const struct qos_report *const *r, unsigned 
 			for (d = 0; d < QOS_DIR_MAX; d++)
 				for (fm = 0; fm < QOS_FAM_MAX; fm++) {
 					const struct qos_report_class *rc = &r[i]->cls[c];
-					unsigned long long sum = 0;
 
-					for (v = 0; v < QOS_V_MAX; v++) {
-						sum += ctr_value(&rc->ctr[d][fm][v], bytes);
-						if (!verdicts || v == QOS_V_PASS)
+					for (v = 0; verdicts && v < QOS_V_MAX; v++) {
+						if (v == QOS_V_PASS)
 							continue;
 						class_series(f, name, r[i], rc, d, fm);
 						label(f, "verdict", qos_verdict_names[v]);
@@ -167,8 +165,9 @@ static void class_counters(FILE *f, const struct qos_report *const *r, unsigned 
 					}
 					if (verdicts)
 						continue;
+					/* All verdicts: the model's total. */
 					class_series(f, name, r[i], rc, d, fm);
-					value(f, sum);
+					value(f, ctr_value(&rc->fam[d][fm], bytes));
 				}
 }
 

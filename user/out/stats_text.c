@@ -12,25 +12,23 @@
 #include "lib/util.h"
 #include "model/policer.h"
 #include "out/policer.h"
+#include "out/print.h"
 #include "out/report.h"
 
-#define LW	19	/* class and direction */
-#define LW_FAM	28	/* class, direction and family */
+#define LW	QOS_STATS_LW
+#define LW_FAM	QOS_STATS_LW_FAM
 
+/* The model's counter of direction @d, family @fam and verdict @verdict
+ * (-1: all of them), summed when it was read. */
 static struct qos_ctr sum(const struct qos_report_class *rc, int d, int fam, int verdict)
 {
-	struct qos_ctr s = {};
-	int f, v;
-
-	for (f = 0; f < QOS_FAM_MAX; f++) {
-		for (v = 0; v < QOS_V_MAX; v++) {
-			if ((fam >= 0 && f != fam) || (verdict >= 0 && v != verdict))
-				continue;
-			s.packets += rc->ctr[d][f][v].packets;
-			s.bytes += rc->ctr[d][f][v].bytes;
-		}
-	}
-	return s;
+	if (fam >= 0 && verdict >= 0)
+		return rc->ctr[d][fam][verdict];
+	if (fam >= 0)
+		return rc->fam[d][fam];
+	if (verdict >= 0)
+		return rc->verdict[d][verdict];
+	return rc->total[d];
 }
 
 static const char *num(uint64_t v, char *buf, size_t len)
@@ -40,16 +38,16 @@ static const char *num(uint64_t v, char *buf, size_t len)
 }
 
 /* Label, packets, bytes, then the drop columns that are given. */
-static void row(FILE *f, int lw, const char *label, uint64_t pkts, uint64_t bytes,
+static void row(struct qos_pr *p, int lw, const char *label, uint64_t pkts, uint64_t bytes,
 		const char *pdrops, const char *qdrops)
 {
-	fprintf(f, "%-*s %16llu %20llu", lw, label, (unsigned long long)pkts,
-		(unsigned long long)bytes);
+	qos_pr_text(p, "%-*s %16llu %20llu", lw, label, (unsigned long long)pkts,
+		    (unsigned long long)bytes);
 	if (pdrops || qdrops)
-		fprintf(f, " %13s", pdrops ?: "");
+		qos_pr_text(p, " %13s", pdrops ?: "");
 	if (qdrops)
-		fprintf(f, " %12s", qdrops);
-	fputc('\n', f);
+		qos_pr_text(p, " %12s", qdrops);
+	qos_pr_nl(p);
 }
 
 static const char *label(char *buf, size_t len, bool fam, const char *a, const char *b,
@@ -63,7 +61,7 @@ static const char *label(char *buf, size_t len, bool fam, const char *a, const c
 }
 
 /* -s: the verdicts other than pass, per family with @fam >= 0. */
-static void verdict_rows(FILE *f, const struct qos_report_class *rc, int d, int fam)
+static void verdict_rows(struct qos_pr *p, const struct qos_report_class *rc, int d, int fam)
 {
 	char lb[64], vn[16];
 	int v;
@@ -73,11 +71,11 @@ static void verdict_rows(FILE *f, const struct qos_report_class *rc, int d, int 
 
 		snprintf(vn, sizeof(vn), "  %s", qos_verdict_names[v]);
 		label(lb, sizeof(lb), fam >= 0, "", fam >= 0 ? "" : vn, vn);
-		row(f, fam >= 0 ? LW_FAM : LW, lb, c.packets, c.bytes, NULL, NULL);
+		row(p, fam >= 0 ? LW_FAM : LW, lb, c.packets, c.bytes, NULL, NULL);
 	}
 }
 
-static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned int view)
+static void dir_rows(struct qos_pr *p, const struct qos_report_class *rc, int d, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY, details = view & QOS_STATS_DETAILS;
 	const struct qos_class_stats *q = qos_report_q(rc, d);
@@ -90,10 +88,10 @@ static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned
 		c = sum(rc, d, -1, -1);
 		drop = sum(rc, d, -1, QOS_V_DROP);
 		label(lb, sizeof(lb), false, cls, qos_dir_names[d], NULL);
-		row(f, LW, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)),
+		row(p, LW, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)),
 		    q ? num(q->drops, qd, sizeof(qd)) : "-");
 		if (details)
-			verdict_rows(f, rc, d, -1);
+			verdict_rows(p, rc, d, -1);
 		return;
 	}
 	for (fm = 0; fm < QOS_FAM_MAX; fm++) {
@@ -101,43 +99,37 @@ static void dir_rows(FILE *f, const struct qos_report_class *rc, int d, unsigned
 		drop = sum(rc, d, fm, QOS_V_DROP);
 		label(lb, sizeof(lb), true, fm ? "" : cls, fm ? "" : qos_dir_names[d],
 		      qos_family_names[fm]);
-		row(f, LW_FAM, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)), NULL);
+		row(p, LW_FAM, lb, c.packets, c.bytes, num(drop.packets, pd, sizeof(pd)), NULL);
 		if (details)
-			verdict_rows(f, rc, d, fm);
+			verdict_rows(p, rc, d, fm);
 	}
 }
 
 /* -s: what the packet and drop columns leave out of a qdisc's statistics. */
-static void queue_detail(FILE *f, const struct qos_class_stats *q)
+static void queue_detail(struct qos_pr *p, const struct qos_class_stats *q)
 {
-	fprintf(f, "%-*s overlimits %llu, requeues %llu, backlog %llub %llup\n", LW, "",
-		(unsigned long long)q->overlimits, (unsigned long long)q->requeues,
-		(unsigned long long)q->backlog_bytes, (unsigned long long)q->backlog_packets);
+	qos_pr_text(p, "%-*s overlimits %llu, requeues %llu, backlog %llub %llup\n", LW, "",
+		    (unsigned long long)q->overlimits, (unsigned long long)q->requeues,
+		    (unsigned long long)q->backlog_bytes, (unsigned long long)q->backlog_packets);
 }
 
 /* -s: policer colours (both families, or each), then the class's queue. */
-static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
+static void class_details(struct qos_pr *p, const struct qos_report_class *rc, bool fams)
 {
 	int lw = fams ? LW_FAM : LW, c, fm, d;
 	char lb[64], qd[24];
 
 	for (c = 0; rc->police.set && c < TB_COLOR_MAX; c++) {
-		struct qos_ctr t = {};
-
-		for (fm = 0; fm < QOS_FAM_MAX; fm++) {
+		for (fm = 0; fams && fm < QOS_FAM_MAX; fm++) {
 			const struct qos_ctr *x = &rc->police.ctr[fm][c];
 
-			if (fams) {
-				label(lb, sizeof(lb), true, "", fm ? "" : qos_color_names[c],
-				      qos_family_names[fm]);
-				row(f, lw, lb, x->packets, x->bytes, NULL, NULL);
-			}
-			t.packets += x->packets;
-			t.bytes += x->bytes;
+			label(lb, sizeof(lb), true, "", fm ? "" : qos_color_names[c],
+			      qos_family_names[fm]);
+			row(p, lw, lb, x->packets, x->bytes, NULL, NULL);
 		}
 		if (!fams)
-			row(f, lw, label(lb, sizeof(lb), false, "", qos_color_names[c], NULL),
-			    t.packets, t.bytes, NULL, NULL);
+			row(p, lw, label(lb, sizeof(lb), false, "", qos_color_names[c], NULL),
+			    rc->color[c].packets, rc->color[c].bytes, NULL, NULL);
 	}
 	/* The device's queue (egress), then the IFB's (ingress). */
 	for (d = QOS_DIR_MAX; d-- > 0;) {
@@ -145,14 +137,14 @@ static void class_details(FILE *f, const struct qos_report_class *rc, bool fams)
 
 		if (!q)
 			continue;
-		row(f, lw, label(lb, sizeof(lb), fams, "", d ? "queue" : "ifb queue", ""),
+		row(p, lw, label(lb, sizeof(lb), fams, "", d ? "queue" : "ifb queue", ""),
 		    q->packets, q->bytes, "", num(q->drops, qd, sizeof(qd)));
-		queue_detail(f, q);
+		queue_detail(p, q);
 	}
 }
 
 /* The root qdisc: everything the tree sent and dropped, whatever dropped it. */
-static void root_rows(FILE *f, const struct qos_report *r, unsigned int view)
+static void root_rows(struct qos_pr *p, const struct qos_report *r, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY;
 	char lb[64], kind[24], qd[24];
@@ -167,137 +159,106 @@ static void root_rows(FILE *f, const struct qos_report *r, unsigned int view)
 		snprintf(kind, sizeof(kind), "%s %s", d ? "root" : "ifb",
 			 d ? qos_root_kind(&r->meta) : qos_sched_name(r->meta.sched));
 		label(lb, sizeof(lb), fams, kind, qos_dir_names[d], "-");
-		row(f, fams ? LW_FAM : LW, lb, q->packets, q->bytes, "",
+		row(p, fams ? LW_FAM : LW, lb, q->packets, q->bytes, "",
 		    num(q->drops, qd, sizeof(qd)));
 		if (view & QOS_STATS_DETAILS)
-			queue_detail(f, q);
+			queue_detail(p, q);
 	}
 }
 
-/* -s: the named rules' hits, lowest ids first. */
-static void rule_rows(FILE *f, const struct qos_report *r, unsigned int view)
-{
-	int lw = view & QOS_STATS_FAMILY ? LW_FAM : LW;
-	char lb[64], esc[QOS_ESC_LEN];
-	unsigned int i;
-
-	fprintf(f, "rules: %u installed, %u named", r->nrules, r->nrules_named);
-	if (r->nrules_named > r->nreport_rules)
-		fprintf(f, ", the first %u shown", r->nreport_rules);
-	fputc('\n', f);
-	for (i = 0; i < r->nreport_rules; i++) {
-		const struct qos_report_rule *rr = &r->rules[i];
-
-		snprintf(lb, sizeof(lb), "rule %s", qos_esc(rr->name, esc, sizeof(esc)));
-		fprintf(f, "%-*.*s %16llu %20llu  id %u class %s\n", lw, lw, lb,
-			(unsigned long long)rr->hits.packets, (unsigned long long)rr->hits.bytes,
-			rr->id, qos_report_class_name(r, rr->class_id));
-	}
-}
-
-static void unparsed_rows(FILE *f, const struct qos_report *r, unsigned int view)
+static void unparsed_rows(struct qos_pr *p, const struct qos_report *r, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY;
 	int lw = fams ? LW_FAM : LW, d, v;
 	char lb[64];
 
 	for (d = 0; d < QOS_DIR_MAX; d++) {
-		struct qos_ctr t = {};
+		const struct qos_ctr *t = &r->unparsed_total[d];
 
-		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++) {
-			t.packets += r->unparsed[d][v].packets;
-			t.bytes += r->unparsed[d][v].bytes;
-		}
 		label(lb, sizeof(lb), fams, d ? "" : "unparsed", qos_dir_names[d], "-");
-		row(f, lw, lb, t.packets, t.bytes, NULL, NULL);
+		row(p, lw, lb, t->packets, t->bytes, NULL, NULL);
 		for (v = QOS_UNP_NONE + 1; (view & QOS_STATS_DETAILS) && v < QOS_UNP_MAX; v++) {
 			snprintf(lb, sizeof(lb), " %s", qos_unparsed_names[v]);
-			row(f, lw, lb, r->unparsed[d][v].packets, r->unparsed[d][v].bytes, NULL,
+			row(p, lw, lb, r->unparsed[d][v].packets, r->unparsed[d][v].bytes, NULL,
 			    NULL);
 		}
 	}
 }
 
-static void wide_qdisc(FILE *f, const char *a, const char *b, const struct qos_class_stats *q)
+static void wide_qdisc(struct qos_pr *p, const char *a, const char *b,
+		       const struct qos_class_stats *q)
 {
-	fprintf(f, "%-10s %-8s sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, requeues %llu, backlog %llub %llup\n",
-		a, b, (unsigned long long)q->bytes, (unsigned long long)q->packets,
-		(unsigned long long)q->drops, (unsigned long long)q->overlimits,
-		(unsigned long long)q->requeues, (unsigned long long)q->backlog_bytes,
-		(unsigned long long)q->backlog_packets);
+	qos_pr_text(p, "%-10s %-8s sent %llu bytes %llu pkts, dropped %llu, overlimits %llu, "
+		    "requeues %llu, backlog %llub %llup\n", a, b, (unsigned long long)q->bytes, (unsigned long long)q->packets,
+		    (unsigned long long)q->drops, (unsigned long long)q->overlimits,
+		    (unsigned long long)q->requeues, (unsigned long long)q->backlog_bytes,
+		    (unsigned long long)q->backlog_packets);
 }
 
 /* The full table: a column pair per family. */
-static void wide(FILE *f, const struct qos_report *r, bool details)
+static void wide(struct qos_pr *p, const struct qos_report *r, bool details)
 {
 	unsigned int i, d, fm, v;
 
-	fprintf(f, "%-10s %-8s %14s %16s %14s %16s %14s %16s\n", "class", "dir", "ipv4 pkts",
-		"ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
+	qos_pr_text(p, "%-10s %-8s %14s %16s %14s %16s %14s %16s\n", "class", "dir", "ipv4 pkts",
+		    "ipv4 bytes", "ipv6 pkts", "ipv6 bytes", "6in4 pkts", "6in4 bytes");
 	for (i = 0; i < r->meta.nclasses; i++) {
 		const struct qos_report_class *rc = &r->cls[i];
 
 		for (d = 0; d < QOS_DIR_MAX; d++) {
-			fprintf(f, "%-10s %-8s", d ? "" : rc->mc.name, qos_dir_names[d]);
+			qos_pr_text(p, "%-10s %-8s", d ? "" : rc->mc.name, qos_dir_names[d]);
 			for (fm = 0; fm < QOS_FAM_MAX; fm++) {
 				struct qos_ctr tot = sum(rc, d, fm, -1);
 
-				fprintf(f, " %14llu %16llu", (unsigned long long)tot.packets,
-					(unsigned long long)tot.bytes);
+				qos_pr_text(p, " %14llu %16llu", (unsigned long long)tot.packets,
+					    (unsigned long long)tot.bytes);
 			}
-			fputc('\n', f);
+			qos_pr_nl(p);
 			for (v = 1; (details || rc->police.set) && v < QOS_V_MAX; v++) {
-				fprintf(f, "%-10s   %-6s", "", qos_verdict_names[v]);
+				qos_pr_text(p, "%-10s   %-6s", "", qos_verdict_names[v]);
 				for (fm = 0; fm < QOS_FAM_MAX; fm++)
-					fprintf(f, " %14llu %16llu",
-						(unsigned long long)rc->ctr[d][fm][v].packets,
-						(unsigned long long)rc->ctr[d][fm][v].bytes);
-				fputc('\n', f);
+					qos_pr_text(p, " %14llu %16llu",
+						    (unsigned long long)rc->ctr[d][fm][v].packets,
+						    (unsigned long long)rc->ctr[d][fm][v].bytes);
+				qos_pr_nl(p);
 			}
 		}
 		if (rc->police.set)
-			qos_police_print_stats(f, &rc->police);
+			qos_police_stats_print(p, &rc->police);
 		if (rc->have_q)
-			wide_qdisc(f, "", "qdisc", &rc->q);
+			wide_qdisc(p, "", "qdisc", &rc->q);
 	}
 	if (r->have_root)
-		wide_qdisc(f, "root", qos_root_kind(&r->meta), &r->root);
-	fprintf(f, "unparsed (passed untouched):");
+		wide_qdisc(p, "root", qos_root_kind(&r->meta), &r->root);
+	qos_pr_text(p, "unparsed (passed untouched):");
 	for (d = 0; d < QOS_DIR_MAX; d++)
 		for (v = QOS_UNP_NONE + 1; v < QOS_UNP_MAX; v++)
-			fprintf(f, " %s %s %llu", qos_dir_names[d], qos_unparsed_names[v],
-				(unsigned long long)r->unparsed[d][v].packets);
-	fputc('\n', f);
+			qos_pr_text(p, " %s %s %llu", qos_dir_names[d], qos_unparsed_names[v],
+				    (unsigned long long)r->unparsed[d][v].packets);
+	qos_pr_nl(p);
 }
 
-void qos_stats_text(FILE *f, const struct qos_report *r, unsigned int view)
+void qos_stats_text(struct qos_pr *p, const struct qos_report *r, unsigned int view)
 {
 	bool fams = view & QOS_STATS_FAMILY;
-	char rate[32];
 	unsigned int i, d;
 
-	fprintf(f, "dev %s profile %s rate %s\n", r->dev, r->meta.profile,
-		qos_fmt_rate(r->meta.rate_bps, rate, sizeof(rate)));
 	if (view & QOS_STATS_WIDE) {
-		wide(f, r, view & QOS_STATS_DETAILS);
-		if (view & QOS_STATS_DETAILS)
-			rule_rows(f, r, view);
+		wide(p, r, view & QOS_STATS_DETAILS);
 		return;
 	}
 	if (fams)
-		fprintf(f, "%-10s %-8s %-8s %16s %20s %13s %12s\n", "class", "dir", "family",
-			"packets", "bytes", "police-drops", "queue-drops");
+		qos_pr_text(p, "%-10s %-8s %-8s %16s %20s %13s %12s\n", "class", "dir", "family",
+			    "packets", "bytes", "police-drops", "queue-drops");
 	else
-		fprintf(f, "%-10s %-8s %16s %20s %13s %12s\n", "class", "dir", "packets", "bytes",
-			"police-drops", "queue-drops");
+		qos_pr_text(p, "%-10s %-8s %16s %20s %13s %12s\n", "class", "dir", "packets", "bytes",
+			    "police-drops", "queue-drops");
 	for (i = 0; i < r->meta.nclasses; i++) {
 		for (d = 0; d < QOS_DIR_MAX; d++)
-			dir_rows(f, &r->cls[i], d, view);
+			dir_rows(p, &r->cls[i], d, view);
 		if (view & QOS_STATS_DETAILS)
-			class_details(f, &r->cls[i], fams);
+			class_details(p, &r->cls[i], fams);
 	}
-	root_rows(f, r, view);
-	unparsed_rows(f, r, view);
-	if (view & QOS_STATS_DETAILS)
-		rule_rows(f, r, view);
+	root_rows(p, r, view);
+	unparsed_rows(p, r, view);
 }

@@ -153,41 +153,9 @@ int pstate_open(struct pstate_pub *p, const char *name, const char *ifname, uint
 	return 0;
 }
 
-int pstate_publish(struct pstate_pub *p, const struct pm_target *t)
+int pstate_publish(struct pstate_pub *p, const char *text)
 {
-	json_object *o = json_object_new_object(), *a = json_object_new_array();
-	const struct pm_sla *sla = t->sla;
-	const char *s;
-	unsigned int i;
-	int r;
-
-	json_object_object_add(o, "target", json_object_new_string(t->target));
-	json_object_object_add(o, "family", json_object_new_string(t->family));
-	json_object_object_add(o, "window_ns", json_object_new_uint64(p->window_ns));
-	json_object_object_add(o, "windows", json_object_new_uint64(t->windows));
-	json_object_object_add(o, "end_boottime_ns", json_object_new_uint64(qos_boottime_ns()));
-	for (i = 0; i < t->n; i++) {
-		const struct pm_stream *m = &t->m[i];
-		json_object *e;
-
-		if (m->sla_met < 0)
-			continue;
-		e = json_object_new_object();
-		json_object_object_add(e, "class", json_object_new_string(t->s[i].name));
-		json_object_object_add(e, "delay_p99_bound_ns", sla->delay_p99_ns ?
-				       json_object_new_uint64(sla->delay_p99_ns) : NULL);
-		json_object_object_add(e, "loss_bound_pct", sla->loss_ratio >= 0 ?
-				       json_object_new_double(sla->loss_ratio * 100) : NULL);
-		json_object_object_add(e, "delay_p99_ns", json_object_new_int64(m->p99_ns));
-		json_object_object_add(e, "loss_pct", json_object_new_double(m->loss_ratio * 100));
-		json_object_object_add(e, "met", json_object_new_boolean(m->sla_met));
-		json_object_array_add(a, e);
-	}
-	json_object_object_add(o, "sla", a);
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	r = qos_file_replace(p->dirfd, p->file, s, strlen(s), 0644);
-	json_object_put(o);
-	return r;
+	return qos_file_replace(p->dirfd, p->file, text, strlen(text), 0644);
 }
 
 void pstate_close(struct pstate_pub *p)

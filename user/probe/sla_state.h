@@ -33,8 +33,9 @@ struct pstate_pub {
  * this network namespace. -errno, @err says. */
 int pstate_open(struct pstate_pub *p, const char *name, const char *ifname, uint64_t window_ns,
 		char *err, size_t errlen);
-/* Replace the file with @t's last window. -errno. */
-int pstate_publish(struct pstate_pub *p, const struct pm_target *t);
+/* Replace the file with @text, the last window's verdicts as JSON
+ * (out/probe.h renders them). -errno. */
+int pstate_publish(struct pstate_pub *p, const char *text);
 /* Remove the file (and the directory, if made here): the probe stopped. */
 void pstate_close(struct pstate_pub *p);
 
