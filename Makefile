@@ -63,9 +63,9 @@ BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
 BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
-LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd
+LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd libcurl
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
-PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -lresolv
 
 # No build path in what is installed: debug information names sources
 # relative to the tree (the in-tree qosctl still embeds tc-profiles/, on
@@ -82,7 +82,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c \
-	    user/probe/*.c)
+	    user/probe/*.c user/domain/*.c)
 CLI_SRCS := $(wildcard user/cli/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 CLI_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CLI_SRCS))
