@@ -28,6 +28,7 @@ struct qos_opts {
 	unsigned int watch;	/* seconds between readings */
 	unsigned int count;	/* --watch intervals; 0 = until interrupted */
 	const char *listen;
+	const char *router;	/* agent: this router's name in the domain */
 };
 
 extern struct qos_opts opt;
@@ -54,6 +55,7 @@ enum cli_opt_id {
 	O_FORCE,
 	O_LISTEN,
 	O_CONTINUOUS,
+	O_ROUTER,
 	O_VERBOSE,
 	O_HELP,
 	O_VERSION,
@@ -171,6 +173,7 @@ int do_stats(int argc, char **argv);
 int do_exporter(int argc, char **argv);
 int do_validate(int argc, char **argv);
 int do_list(int argc, char **argv);
+int do_agent(int argc, char **argv);
 /* Returned when the message is printed already (a suggestion). */
 #define ERR_SHOWN 1
 

@@ -175,6 +175,9 @@ static int set_opt(enum cli_opt_id o, const char *v)
 	case O_CONTINUOUS:
 		opt.continuous = true;
 		break;
+	case O_ROUTER:
+		opt.router = v;
+		break;
 	case O_VERBOSE:
 		qos_verbose = true;
 		break;

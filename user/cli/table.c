@@ -26,6 +26,7 @@ const struct cli_opt cli_opts[O_MAX] = {
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
 	[O_CONTINUOUS] = { "continuous", 0, NULL,
 			   "probe send: windows of N until stopped, metrics served" },
+	[O_ROUTER] = { "router", 0, "NAME", "agent: this router's name in the domain (default: host name)" },
 	[O_VERBOSE] = { "verbose", 'v', NULL, "libbpf's and libnl's messages, the verifier log" },
 	[O_HELP] = { "help", 'h', NULL, "this usage, or the help of COMMAND" },
 	[O_VERSION] = { "version", 'V', NULL, "print the version, and libbpf's" },
@@ -446,6 +447,18 @@ const struct cli_cmd cli_cmds[] = {
 		.words = WORDS(&w_exporter_allow),
 		.opts = O_BIT(O_LISTEN),
 		.fn = do_exporter,
+	},
+	{
+		.name = "agent",
+		.synopsis = "[--router NAME]",
+		.summary = "run a router's domain agent: etcd's desired state, installed",
+		.help = "In the foreground until SIGINT or SIGTERM: read this router's "
+			"interfaces and edge reservations from etcd ($QOSCTL_ETCD), install "
+			"them through the one installer, change only what differs, keep "
+			"what runs when etcd is unreachable, and publish its status under "
+			"a lease of its own (Documentation/domain.rst).",
+		.opts = O_BIT(O_ROUTER),
+		.fn = do_agent,
 	},
 	{
 		.name = "probe",
