@@ -378,7 +378,8 @@ $(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
 SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
-	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service
+	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service \
+	 $(OUTPUT)/qosctl-agent.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
@@ -413,6 +414,9 @@ install: install-files
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-reflect || \
 		install -m 0644 systemd/qosctl-reflect.default \
 			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-reflect
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-agent || \
+		install -m 0600 systemd/qosctl-agent.default \
+			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-agent
 	install -m 0644 systemd/IFACE.conf.example systemd/probe.conf.example \
 		$(DESTDIR)$(DOCDIR)/examples/
 ifneq ($(wildcard completion/qosctl.bash),)

@@ -57,6 +57,7 @@ for f in usr/sbin/qosctl usr/share/man/man8/qosctl.8.gz usr/lib/qosctl/qos.bpf.o
 	 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
 	 lib/systemd/system/qosctl-probe@.service usr/share/doc/qosctl/examples/probe.conf.example \
 	 lib/systemd/system/qosctl-reflect.service etc/default/qosctl-reflect \
+	 lib/systemd/system/qosctl-agent.service etc/default/qosctl-agent \
 	 etc/default/qosctl-exporter etc/network/if-up.d/qosctl etc/network/if-down.d/qosctl \
 	 usr/share/doc/qosctl/copyright usr/share/doc/qosctl/examples/IFACE.conf.example; do
 	[ -s "$root/$f" ]

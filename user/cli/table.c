@@ -451,7 +451,7 @@ const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "agent",
 		.synopsis = "[--router NAME]",
-		.summary = "run a router's domain agent: etcd's desired state, installed",
+		.summary = "run this router's agent of a domain on etcd",
 		.help = "In the foreground until SIGINT or SIGTERM: read this router's "
 			"interfaces and edge reservations from etcd ($QOSCTL_ETCD), install "
 			"them through the one installer, change only what differs, keep "
