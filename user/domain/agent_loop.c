@@ -26,6 +26,11 @@
 /* The status key's lease, and how often it is renewed (seconds). */
 #define AGENT_LEASE_TTL		10
 #define AGENT_KEEPALIVE_S	3
+/* What the watch's callbacks end it with. */
+#define AGENT_RELIST		1	/* time for the periodic list */
+#define AGENT_STOP		2	/* SIGINT or SIGTERM */
+#define AGENT_TROUBLE		3	/* etcd failed a request */
+
 /* Wait between attempts while etcd cannot be reached (ms, doubling). */
 #define AGENT_BACKOFF_MIN_MS	200
 #define AGENT_BACKOFF_MAX_MS	5000
@@ -60,7 +65,8 @@ struct agent {
 	int64_t keepalive_at, relist_at;	/* mono_ms() */
 	int64_t next_end;		/* ns since the epoch: the next reservation to expire */
 	bool published;			/* the status is in etcd as it is now */
-	bool relist;			/* the watch must end for a full list */
+	bool relist;			/* list everything before watching */
+	unsigned int relists;		/* how many times, for the status */
 };
 
 static void set_error(struct agent *a, const char *fmt, const char *what)
@@ -137,6 +143,7 @@ static json_object *status_doc(const struct agent *a)
 	json_object_object_add(o, "resv", as_list(r ? r->resv : NULL, "id"));
 	json_object_object_add(o, "drift", r && r->drift ? json_object_get(r->drift) :
 			       json_object_new_array());
+	json_object_object_add(o, "relists", json_object_new_int(a->relists));
 	return o;
 }
 
@@ -207,6 +214,7 @@ static int relist(struct agent *a)
 	qos_etcd_kvs_free(&kvs);
 	qos_agent_desired_free(&a->d);
 	a->d = d;
+	a->relist = false;
 	a->relist_at = mono_ms() + AGENT_RELIST_S * 1000;
 	save(a);
 	reconcile(a);
@@ -243,7 +251,7 @@ static int on_watch(const struct qos_etcd_watch_resp *r, void *arg)
 		save(a);
 		reconcile(a);
 	}
-	return publish(a) ? 1 : 0;
+	return publish(a) ? AGENT_TROUBLE : 0;
 }
 
 /* About once a second during the watch: expiry, status, periodic relist. */
@@ -252,12 +260,44 @@ static int on_tick(void *arg)
 	struct agent *a = arg;
 
 	if (stop)
-		return 2;
+		return AGENT_STOP;
 	if (a->next_end && a->next_end <= qos_agent_now_unix_ns())
 		reconcile(a);
 	if (mono_ms() >= a->relist_at)
-		return 1;
-	return publish(a) ? 1 : 0;
+		return AGENT_RELIST;
+	return publish(a) ? AGENT_TROUBLE : 0;
+}
+
+static void backoff(struct agent *a, int *ms, int ret);
+
+/*
+ * Why the watch ended, and whether to list everything again: after a
+ * compaction (the history from our revision is gone), a cancel, another
+ * cluster or a revision gone back, and periodically; not after a broken
+ * connection, where watching again from our revision + 1 misses nothing.
+ */
+static void watch_ended(struct agent *a, int ret, int *wait_ms)
+{
+	static const struct { int ret; const char *why; } reasons[] = {
+		{ -ERANGE, "its history was compacted" },
+		{ -ECANCELED, "etcd cancelled the watch" },
+		{ -ESTALE, "etcd's cluster id or revision changed" },
+		{ AGENT_RELIST, NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		if (reasons[i].ret != ret)
+			continue;
+		if (reasons[i].why)
+			qos_warn("agent %s: watch from revision %lld ended, %s: listing again",
+				 a->o->router, (long long)a->d.revision + 1, reasons[i].why);
+		a->relist = true;
+		a->relists++;
+		return;
+	}
+	if (ret < 0 || ret == AGENT_TROUBLE)
+		backoff(a, wait_ms, ret < 0 ? ret : -EIO);
 }
 
 static void backoff(struct agent *a, int *ms, int ret)
@@ -281,14 +321,17 @@ int qos_agent_run(const struct qos_agent_opts *o, char *err, size_t errlen)
 		goto out;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	/* What was last desired, installed again: whatever etcd says now. */
+	/* What was last desired, installed again whatever etcd says now; then
+	 * the watch goes on from its revision + 1. */
+	a.relist_at = mono_ms() + AGENT_RELIST_S * 1000;
 	ret = qos_agent_load(o->router, &a.d, err, errlen);
 	if (!ret)
 		reconcile(&a);
 	else if (ret != -ENOENT)
 		qos_warn("agent %s: %s", o->router, err);
+	a.relist = ret != 0;
 	while (!stop) {
-		ret = relist(&a);
+		ret = a.relist ? relist(&a) : 0;
 		ret = ret ?: publish(&a);
 		if (ret) {
 			backoff(&a, &wait_ms, ret);
@@ -297,8 +340,7 @@ int qos_agent_run(const struct qos_agent_opts *o, char *err, size_t errlen)
 		wait_ms = AGENT_BACKOFF_MIN_MS;
 		ret = qos_etcd_watch(a.e, a.prefix, QOS_ETCD_PREFIX, a.d.revision + 1, true,
 				     on_watch, on_tick, &a);
-		if (ret < 0 && ret != -ERANGE && ret != -ECANCELED && ret != -ESTALE)
-			backoff(&a, &wait_ms, ret);
+		watch_ended(&a, ret, &wait_ms);
 	}
 	/* A clean stop: the status goes at once, not at the lease's end. */
 	if (a.lease)
