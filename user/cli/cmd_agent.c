@@ -10,12 +10,19 @@
 
 #include "cli/cli.h"
 #include "domain/agent.h"
+#include "domain/etcd.h"
 #include "lib/names.h"
 #include "lib/util.h"
 
 int do_agent(int argc, char **argv)
 {
-	struct qos_agent_opts o = { .root = QOS_DOMAIN_ROOT };
+	struct qos_etcd_tls tls = { opt.etcd_ca, opt.etcd_cert, opt.etcd_key };
+	struct qos_agent_opts o = {
+		.root = QOS_DOMAIN_ROOT,
+		.endpoints = opt.etcd,
+		.tls = &tls,
+		.timeout_ms = opt.etcd_timeout_ms,
+	};
 	char host[HOST_NAME_MAX + 1], err[512];
 
 	if (argc) {

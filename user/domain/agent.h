@@ -92,6 +92,7 @@ struct qos_etcd_tls;
 struct qos_agent_opts {
 	const char *router;		/* this router's name in the domain */
 	const char *endpoints;		/* NULL: $QOSCTL_ETCD */
+	unsigned int timeout_ms;	/* of each request; 0: the client's default */
 	const struct qos_etcd_tls *tls;	/* NULL: plain HTTP */
 	const char *root;		/* the domain's key prefix, ending in '/' */
 };

@@ -319,6 +319,7 @@ int qos_agent_run(const struct qos_agent_opts *o, char *err, size_t errlen)
 	ret = qos_etcd_open(&a.e, o->endpoints, o->tls, err, errlen);
 	if (ret)
 		goto out;
+	qos_etcd_set_timeout(a.e, o->timeout_ms);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* What was last desired, installed again whatever etcd says now; then

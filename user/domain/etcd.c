@@ -698,6 +698,18 @@ void qos_etcd_txn_put(struct qos_etcd_txn *t, bool success, const char *key, con
 	txn_op(t, success, "request_put", put_req(key, val, len, lease));
 }
 
+void qos_etcd_txn_touch(struct qos_etcd_txn *t, bool success, const char *key)
+{
+	json_object *o = json_object_new_object();
+
+	if (o && (obj_add(o, "key", b64_string(key, strlen(key))) ||
+		  obj_add(o, "ignore_value", json_object_new_boolean(1)))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	txn_op(t, success, "request_put", o);
+}
+
 void qos_etcd_txn_del(struct qos_etcd_txn *t, bool success, const char *key,
 		      unsigned int flags)
 {

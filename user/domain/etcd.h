@@ -138,6 +138,10 @@ void qos_etcd_txn_del(struct qos_etcd_txn *t, bool success, const char *key,
 		      unsigned int flags);
 void qos_etcd_txn_get(struct qos_etcd_txn *t, bool success, const char *key,
 		      unsigned int flags);
+/* Rewrite @key with its own value (put with ignore_value): its
+ * mod_revision moves, so a pending transaction comparing it fails. The key
+ * must exist. */
+void qos_etcd_txn_touch(struct qos_etcd_txn *t, bool success, const char *key);
 
 /* The outcome: which branch ran, and the ranges of that branch in the
  * order their qos_etcd_txn_get() calls were made. */
