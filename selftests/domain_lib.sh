@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A domain testbed's pieces, shared by selftests/domain.sh,
+# scripts/demo-domain.sh and scripts/bench/domain.sh: a management bridge,
+# etcd members started (and SIGKILLed) by PID, agents per router, and the
+# commands that read them. Sourced after lib.sh. The caller sets:
+#
+#   M        the management namespace (its bridge br0: 10.254.255.254/16)
+#   TMP      a scratch directory (etcd data, logs)
+#   SFX      a suffix unique to the run (cluster tokens)
+#   ETCD_NS  namespaces of the members: ETCD_NS[1..3] (member i: 10.254.1.i)
+#   ROUTER   namespaces of the routers: ROUTER[1..n]
+#   RN       the routers' names in the domain: RN[1..n]
+
+DOMAIN_SLOW=1
+[ "$KSFT_MACHINE_SLOW" = yes ] && DOMAIN_SLOW=4
+declare -a ETCD_PID AGENT_PID
+DOMAIN_GEN=0
+
+mgmt_bridge()
+{
+	ip -n "$M" link add br0 type bridge &&
+		ip -n "$M" addr add 10.254.255.254/16 dev br0 &&
+		ip -n "$M" link set br0 up
+}
+
+# mgmt NS ADDR: NS on the management bridge, as m0 with ADDR/16.
+mgmt()
+{
+	local peer=m$(mktemp -u XXXXXX)
+
+	ip link add m0 netns "$1" type veth peer name "$peer" netns "$M" &&
+		ip -n "$M" link set "$peer" master br0 up &&
+		ip -n "$1" addr add "$2/16" dev m0 &&
+		ip -n "$1" link set m0 up
+}
+
+ectl()
+{
+	in_ns "$M" env ETCDCTL_API=3 etcdctl --endpoints "$QOSCTL_ETCD" --command-timeout 3s "$@"
+}
+
+# dom ARGS...: qosctl domain ARGS from the management namespace.
+dom()
+{
+	in_ns "$M" "$QOSCTL" domain "$@"
+}
+
+# until_ok SECONDS CMD...: run CMD every 0.1 s until it succeeds.
+until_ok()
+{
+	local i n=$(($1 * 10 * DOMAIN_SLOW))
+
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# etcd_start N [ARGS...]: a new cluster of members 1..N (data in $TMP, a
+# token of its own), QOSCTL_ETCD set to their client URLs; waits until it
+# is healthy.
+etcd_start()
+{
+	local n=$1 i cluster= urls=
+
+	shift
+	DOMAIN_GEN=$((DOMAIN_GEN + 1))
+	for ((i = 1; i <= n; i++)); do
+		cluster+=${cluster:+,}m$i=http://10.254.1.$i:2380
+		urls+=${urls:+,}http://10.254.1.$i:2379
+	done
+	for ((i = 1; i <= n; i++)); do
+		spawn_ns "${ETCD_NS[i]}" "ETCD_PID[$i]" etcd --name m$i \
+			--data-dir "$TMP/etcd-$DOMAIN_GEN-$i" \
+			--listen-client-urls http://10.254.1.$i:2379 \
+			--advertise-client-urls http://10.254.1.$i:2379 \
+			--listen-peer-urls http://10.254.1.$i:2380 \
+			--initial-advertise-peer-urls http://10.254.1.$i:2380 \
+			--initial-cluster "$cluster" --initial-cluster-token "qos-$SFX-$DOMAIN_GEN" \
+			--initial-cluster-state new "$@"
+	done
+	export QOSCTL_ETCD=$urls
+	until_ok 20 ectl endpoint health >/dev/null 2>&1
+}
+
+etcd_stop()
+{
+	local i
+
+	for i in "${!ETCD_PID[@]}"; do
+		stop_pid "${ETCD_PID[i]}"
+	done
+	ETCD_PID=()
+}
+
+# etcd_kill I: SIGKILL member I, by its PID.
+etcd_kill()
+{
+	kill -KILL "${ETCD_PID[$1]}"
+	wait "${ETCD_PID[$1]}" 2>/dev/null
+	unset "SPAWNED[${ETCD_PID[$1]}]"
+}
+
+# etcd_leader: the index of the member that leads.
+etcd_leader()
+{
+	local i
+
+	for i in "${!ETCD_PID[@]}"; do
+		in_ns "$M" env ETCDCTL_API=3 etcdctl --endpoints http://10.254.1.$i:2379 \
+			endpoint status -w json 2>/dev/null |
+			jq -e '.[0].Status.leader == .[0].Status.header.member_id' >/dev/null &&
+			echo "$i" && return 0
+	done
+	return 1
+}
+
+# agent_start I: router I's agent, its output appended to $TMP/agentI.log,
+# its state file removed at exit.
+agent_start()
+{
+	local i=$1 pid
+
+	nsenter --net="/run/netns/${ROUTER[i]}" -- env QOSCTL_ETCD="$QOSCTL_ETCD" \
+		"$QOSCTL" agent --router "${RN[i]}" >>"$TMP/agent$i.log" 2>&1 &
+	pid=$!
+	SPAWNED[$pid]=1
+	defer stop_pid "$pid"
+	defer rm -f "/run/qosctl/agent-${RN[i]}.json"
+	AGENT_PID[i]=$pid
+}
+
+agent_kill()
+{
+	kill -KILL "${AGENT_PID[$1]}" 2>/dev/null
+	wait "${AGENT_PID[$1]}" 2>/dev/null
+	unset "SPAWNED[${AGENT_PID[$1]}]"
+}
+
+# status I: router I's status key, JSON ("" when absent).
+status()
+{
+	ectl get --print-value-only "/qosctl/status/${RN[$1]}"
+}
+
+# settled I: router I's agent has applied what it has seen, without error.
+settled()
+{
+	status "$1" | jq -e '.applied_revision == .desired_revision and .error == ""' >/dev/null
+}
