@@ -31,6 +31,8 @@
 #define AGENT_STOP		2	/* SIGINT or SIGTERM */
 #define AGENT_TROUBLE		3	/* etcd failed a request */
 
+/* How long the last request may take once asked to stop (ms). */
+#define AGENT_STOP_MS		1000
 /* Wait between attempts while etcd cannot be reached (ms, doubling). */
 #define AGENT_BACKOFF_MIN_MS	200
 #define AGENT_BACKOFF_MAX_MS	5000
@@ -271,10 +273,10 @@ static int on_tick(void *arg)
 static void backoff(struct agent *a, int *ms, int ret);
 
 /*
- * Why the watch ended, and whether to list everything again: after a
- * compaction (the history from our revision is gone), a cancel, another
- * cluster or a revision gone back, and periodically; not after a broken
- * connection, where watching again from our revision + 1 misses nothing.
+ * Why the watch ended; then list everything again, whatever the reason
+ * (a compaction, a cancel, another cluster, a revision gone back, the
+ * periodic list, or an error of the connection, which may hide any of
+ * these): one range read, and the watch starts from its revision + 1.
  */
 static void watch_ended(struct agent *a, int ret, int *wait_ms)
 {
@@ -292,11 +294,13 @@ static void watch_ended(struct agent *a, int ret, int *wait_ms)
 		if (reasons[i].why)
 			qos_warn("agent %s: watch from revision %lld ended, %s: listing again",
 				 a->o->router, (long long)a->d.revision + 1, reasons[i].why);
-		a->relist = true;
-		a->relists++;
-		return;
+		break;
 	}
-	if (ret < 0 || ret == AGENT_TROUBLE)
+	if (ret == AGENT_STOP)
+		return;
+	a->relist = true;
+	a->relists++;
+	if (i == sizeof(reasons) / sizeof(reasons[0]) && (ret < 0 || ret == AGENT_TROUBLE))
 		backoff(a, wait_ms, ret < 0 ? ret : -EIO);
 }
 
@@ -343,7 +347,9 @@ int qos_agent_run(const struct qos_agent_opts *o, char *err, size_t errlen)
 				     on_watch, on_tick, &a);
 		watch_ended(&a, ret, &wait_ms);
 	}
-	/* A clean stop: the status goes at once, not at the lease's end. */
+	/* A clean stop: the status goes at once, not at the lease's end; and
+	 * soon, even when etcd does not answer (then the lease's end it is). */
+	qos_etcd_set_timeout(a.e, AGENT_STOP_MS);
 	if (a.lease)
 		qos_etcd_lease_revoke(a.e, a.lease);
 	ret = 0;
