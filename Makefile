@@ -5,6 +5,8 @@
 #   make              build BPF objects, skeleton and qosctl into $(OUTPUT)
 #   make check        install dependencies, build, run every test (TAP)
 #   make demo         install dependencies, build, run the namespace demo
+#   make demo-domain  three routers with their agents and an etcd cluster, in namespaces
+#   make bench-domain the domain on etcd: admission latency, desired to applied, 50 routers
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
 #   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
 #   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments,
@@ -95,7 +97,7 @@ QOSCTL_DIST := $(OUTPUT)/dist/qosctl
 PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
+.PHONY: all clean deps check demo demo-domain bench-domain vmcheck install install-files deb selftests bench-classifier \
 	fuzz bench experiments experiments-vm bench-latency bench-mq bench-lookup check-trixie
 
 # A fresh machine stops here with the missing packages on one line rather
@@ -306,6 +308,17 @@ check-trixie:
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/demo.sh
+
+# Three routers and an etcd cluster in namespaces (Documentation/domain.rst).
+demo-domain: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/demo-domain.sh
+
+# The domain on etcd measured: admission latency, desired to applied, a
+# star of simulated routers (Documentation/performance.rst).
+bench-domain: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/domain.sh $(ABS_OUTPUT)/bench
 
 # Benchmarks and experiments are not tests: they print numbers, assert
 # nothing, and run only when asked.
