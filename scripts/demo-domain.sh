@@ -47,21 +47,10 @@ for i in 1 2 3; do
 	mgmt "${ETCD_NS[i]}" 10.254.1.$i
 	mgmt "${ROUTER[i]}" 10.254.0.$i
 done
-# veth NS1 IF1 NS2 IF2 NET4 NET6: a link, .1/::1 on NS1, .2/::2 on NS2.
-veth()
-{
-	ip link add "$2" netns "$1" type veth peer name "$4" netns "$3"
-	ip -n "$1" addr add "$5.1/24" dev "$2"
-	ip -n "$3" addr add "$5.2/24" dev "$4"
-	ip -n "$1" addr add "$6::1/64" dev "$2" nodad
-	ip -n "$3" addr add "$6::2/64" dev "$4" nodad
-	ip -n "$1" link set "$2" up
-	ip -n "$3" link set "$4" up
-}
-veth "$H1" eth0 "$R1" eth0 10.1.0 2001:db8:1
-veth "$R1" eth1 "$R2" eth1 10.12.0 2001:db8:12
-veth "$R2" eth2 "$R3" eth1 10.23.0 2001:db8:23
-veth "$H2" eth0 "$R3" eth0 10.3.0 2001:db8:3
+domain_link "$H1" eth0 "$R1" eth0 10.1.0 2001:db8:1
+domain_link "$R1" eth1 "$R2" eth1 10.12.0 2001:db8:12
+domain_link "$R2" eth2 "$R3" eth1 10.23.0 2001:db8:23
+domain_link "$H2" eth0 "$R3" eth0 10.3.0 2001:db8:3
 for r in "$R1" "$R2" "$R3"; do
 	in_ns "$r" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 done
@@ -111,15 +100,7 @@ for i in 1 2 3; do
 done
 
 section "the flow at twice its rate for 3 s: r1 polices it, r2 and r3 see EF"
-in_ns "$H1" python3 -c '
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-t0 = time.monotonic()
-for n in range(6250):
-    d = t0 + n / 2083 - time.monotonic()
-    if d > 0:
-        time.sleep(d)
-    s.sendto(b"x" * 78, ("10.3.0.1", 5004))'
+send_paced "$H1" 10.3.0.1 5004 2083 3 78
 show qosctl_ns "$R1" rule list dev eth1
 for i in 2 3; do
 	d=eth2

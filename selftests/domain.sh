@@ -9,6 +9,7 @@
 #              eth0    eth1    eth1  eth2    eth1   eth0
 #   10.1.0.0/24     10.12.0.0/24   10.23.0.0/24    10.3.0.0/24
 #   2001:db8:1::/64 2001:db8:12::/64 2001:db8:23::/64 2001:db8:3::/64
+#   (hosts .1/::1, the router toward them .2/::2; r2 .1, r3 .2 between them)
 #   (every link 100mbit pip-20pct; R2 -> R3 is declared 50mbit: the
 #    bottleneck, pip admits 9mbit there and holds 12500 bytes of bursts)
 #
@@ -41,27 +42,15 @@ ROUTER=("" "$R1" "$R2" "$R3")
 ETCD_NS=("" "$E1" "$E2" "$E3")
 
 # --- the namespaces ------------------------------------------------------------
-# link NS1 IF1 ADDR1 NS2 IF2 ADDR2 V6_1 V6_2 PLEN
-link()
-{
-	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4"
-	ip -n "$1" addr add "$3/24" dev "$2"
-	ip -n "$4" addr add "$6/24" dev "$5"
-	ip -n "$1" addr add "$7/64" dev "$2" nodad
-	ip -n "$4" addr add "$8/64" dev "$5" nodad
-	ip -n "$1" link set "$2" up
-	ip -n "$4" link set "$5" up
-}
-
 mgmt_bridge
 for i in 1 2 3; do
 	mgmt "${ETCD_NS[i]}" 10.254.1.$i
 	mgmt "${ROUTER[i]}" 10.254.0.$i
 done
-link "$H1" eth0 10.1.0.1 "$R1" eth0 10.1.0.2 2001:db8:1::1 2001:db8:1::2
-link "$R1" eth1 10.12.0.1 "$R2" eth1 10.12.0.2 2001:db8:12::1 2001:db8:12::2
-link "$R2" eth2 10.23.0.2 "$R3" eth1 10.23.0.3 2001:db8:23::2 2001:db8:23::3
-link "$R3" eth0 10.3.0.2 "$H2" eth0 10.3.0.1 2001:db8:3::2 2001:db8:3::1
+domain_link "$H1" eth0 "$R1" eth0 10.1.0 2001:db8:1
+domain_link "$R1" eth1 "$R2" eth1 10.12.0 2001:db8:12
+domain_link "$R2" eth2 "$R3" eth1 10.23.0 2001:db8:23
+domain_link "$H2" eth0 "$R3" eth0 10.3.0 2001:db8:3
 for r in "$R1" "$R2" "$R3"; do
 	in_ns "$r" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 done
@@ -74,13 +63,13 @@ ip -n "$R1" route add 10.23.0.0/24 via 10.12.0.2
 ip -n "$R1" -6 route add 2001:db8:3::/64 via 2001:db8:12::2
 ip -n "$R1" -6 route add 2001:db8:23::/64 via 2001:db8:12::2
 ip -n "$R2" route add 10.1.0.0/24 via 10.12.0.1
-ip -n "$R2" route add 10.3.0.0/24 via 10.23.0.3
+ip -n "$R2" route add 10.3.0.0/24 via 10.23.0.2
 ip -n "$R2" -6 route add 2001:db8:1::/64 via 2001:db8:12::1
-ip -n "$R2" -6 route add 2001:db8:3::/64 via 2001:db8:23::3
-ip -n "$R3" route add 10.1.0.0/24 via 10.23.0.2
-ip -n "$R3" route add 10.12.0.0/24 via 10.23.0.2
-ip -n "$R3" -6 route add 2001:db8:1::/64 via 2001:db8:23::2
-ip -n "$R3" -6 route add 2001:db8:12::/64 via 2001:db8:23::2
+ip -n "$R2" -6 route add 2001:db8:3::/64 via 2001:db8:23::2
+ip -n "$R3" route add 10.1.0.0/24 via 10.23.0.1
+ip -n "$R3" route add 10.12.0.0/24 via 10.23.0.1
+ip -n "$R3" -6 route add 2001:db8:1::/64 via 2001:db8:23::1
+ip -n "$R3" -6 route add 2001:db8:12::/64 via 2001:db8:23::1
 
 # --- reading the routers -------------------------------------------------------
 # resv_on NS DEV: the reservation ids installed on DEV of NS, sorted.
@@ -209,20 +198,7 @@ in_ns "$H2" ip -s link show eth0 >/dev/null
 b2=$(pip ipv4 "$R2" eth2)
 b3=$(pip ipv4 "$R3" eth0)
 secs=$((3 * DOMAIN_SLOW))
-in_ns "$H1" python3 -c '
-import socket, sys, time
-pps, secs = 2083, float(sys.argv[1])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-t0 = time.monotonic()
-n = 0
-while n < pps * secs:
-    due = t0 + n / pps
-    now = time.monotonic()
-    if due > now:
-        time.sleep(due - now)
-    s.sendto(b"x" * 78, ("10.3.0.1", 7300))
-    n += 1
-print(n, "%.3f" % (time.monotonic() - t0))' $secs >"$TMP/send4"
+send_paced "$H1" 10.3.0.1 7300 2083 $secs 78 >"$TMP/send4"
 read -r sent took <"$TMP/send4"
 g=$(rule_json v4 .police.green.ipv4.packets)
 r=$(rule_json v4 .police.red.ipv4.packets)

@@ -36,6 +36,39 @@ mgmt()
 		ip -n "$1" link set m0 up
 }
 
+# domain_link NS1 IF1 NS2 IF2 NET4 NET6: a veth link, NET4.1/24 and
+# NET6::1/64 on NS1's end, .2 and ::2 on NS2's, both up.
+domain_link()
+{
+	ip link add "$2" netns "$1" type veth peer name "$4" netns "$3" &&
+		ip -n "$1" addr add "$5.1/24" dev "$2" &&
+		ip -n "$3" addr add "$5.2/24" dev "$4" &&
+		ip -n "$1" addr add "$6::1/64" dev "$2" nodad &&
+		ip -n "$3" addr add "$6::2/64" dev "$4" nodad &&
+		ip -n "$1" link set "$2" up &&
+		ip -n "$3" link set "$4" up
+}
+
+# send_paced NS DST PORT PPS SECS SIZE: UDP datagrams of SIZE bytes from NS
+# to DST, PPS a second for SECS; prints "SENT SECONDS_TAKEN".
+send_paced()
+{
+	in_ns "$1" python3 -c '
+import socket, sys, time
+dst, port, pps, secs, size = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_DGRAM)
+t0 = time.monotonic()
+n = 0
+while n < pps * secs:
+    due = t0 + n / pps
+    now = time.monotonic()
+    if due > now:
+        time.sleep(due - now)
+    s.sendto(b"x" * size, (dst, port))
+    n += 1
+print(n, "%.3f" % (time.monotonic() - t0))' "${@:2}"
+}
+
 ectl()
 {
 	in_ns "$M" env ETCDCTL_API=3 etcdctl --endpoints "$QOSCTL_ETCD" --command-timeout 3s "$@"
