@@ -818,34 +818,25 @@ static int adm_check(const struct adm *a, const struct qos_etcd_txn_res *rd,
 {
 	struct qos_resv_req req = { .rate_bps = a->rq.r.police_bps, .burst = a->burst };
 	uint64_t now = qos_unix_ns();
+	const struct qos_dom_iface *f;
 	char why[512];
-	size_t i;
+	size_t i, at = 0;
+	int v;
 
 	for (i = 0; i < a->nhops; i++) {
-		const struct qos_dom_iface *f = a->hops[i].ifc;
-		struct qos_dom_entry en = { .rate_bps = req.rate_bps,
-					    .burst_bytes = req.burst + f->cls.max_pkt,
-					    .end_unix_ns = a->end_unix_ns };
-		enum qos_resv_verdict v;
-
 		if (ledger_of(rd->ranges[i].n ? &rd->ranges[i].kv[0] : NULL, &l[i], &s[i], now)) {
 			snprintf(err, errlen, "etcd key %s: not a ledger qosctl wrote", a->lkey[i]);
 			return -EINVAL;
 		}
-		v = f->cls.cap_bps ? qos_resv_admit(&f->cls, &s[i], &req) : QOS_RESV_RATE;
-		if (v != QOS_RESV_ADMIT) {
-			qos_resv_refusal(why, sizeof(why), v, &f->cls, &s[i], &req);
-			snprintf(err, errlen, "refused at router %s dev %s (hop %zu of %zu): %s",
-				 f->router, f->dev, i + 1, a->nhops,
-				 f->cls.cap_bps ? why : "its profile has no reserve-class");
-			return -ENOSPC;
-		}
-		snprintf(en.id, sizeof(en.id), "%s", a->id);
-		if (qos_dom_ledger_add(&l[i], &en))
-			return -ENOMEM;
-		qos_resv_sum_step(&s[i], &f->cls, &req, 1);
 	}
-	return 0;
+	v = qos_domain_admit(a->hops, a->nhops, l, s, &req, a->id, a->end_unix_ns, now, &at);
+	if (v <= 0)
+		return v;
+	f = a->hops[at].ifc;
+	qos_resv_refusal(why, sizeof(why), v, &f->cls, &s[at], &req);
+	snprintf(err, errlen, "refused at router %s dev %s (hop %zu of %zu): %s", f->router,
+		 f->dev, at + 1, a->nhops, f->cls.cap_bps ? why : "its profile has no reserve-class");
+	return -ENOSPC;
 }
 
 /* The one transaction of an admission. */
