@@ -121,11 +121,9 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-
 	       -std=gnu11 -I$(OUTPUT) -Iuser
 FUZZ_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(LIB_SRCS))
 # One target per parser of input qosctl does not write itself, fuzz/NAME.c
-# each (Documentation/testing.rst, "Fuzzing"). The domain file joins them
-# as fuzz_domain once `qosctl domain load` parses one: add its name here,
-# its seeds in LLVMFuzzerInitialize() (fuzz/seeds.h) and a dictionary
-# fuzz/domain.dict if it has keys.
-FUZZ_NAMES := fuzz_profile fuzz_stamp fuzz_record fuzz_reserve
+# each (Documentation/testing.rst, "Fuzzing"); fuzz_domain is the domain
+# file of `qosctl domain load`.
+FUZZ_NAMES := fuzz_profile fuzz_stamp fuzz_record fuzz_reserve fuzz_domain
 FUZZ_BINS := $(addprefix $(OUTPUT)/fuzz/,$(FUZZ_NAMES))
 HAVE_FUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
 		 $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo 1)

@@ -7,7 +7,8 @@
 #  - fuzz_stamp: STAMP test packets and replies, as anyone on the network
 #    can send them to the reflector and the sender;
 #  - fuzz_record: the transaction record in /run/qosctl;
-#  - fuzz_reserve: the reservation file of `reserve apply`.
+#  - fuzz_reserve: the reservation file of `reserve apply`;
+#  - fuzz_domain: the domain file of `domain load`.
 # Each starts from seeds it writes itself (fuzz/seeds.h). Any crash,
 # sanitizer report, leak or 10 s hang fails; the input that caused it is
 # kept under $TEST_OUTPUT. Skipped without clang's fuzzer runtime.
@@ -17,4 +18,5 @@ source "$(dirname "$(readlink -f "$0")")/lib.sh"
 fuzz_run fuzz_stamp "STAMP packet parser" || exit $ksft_skip
 fuzz_run fuzz_record "transaction record decoder" || exit $ksft_skip
 fuzz_run fuzz_reserve "reservation file parser" || exit $ksft_skip
+fuzz_run fuzz_domain "domain file parser" || exit $ksft_skip
 exit $EXIT_STATUS

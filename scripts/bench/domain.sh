@@ -76,7 +76,7 @@ EOF
 csv_open "$OUT/domain-admission.csv" "members,adds,p50_ms,p99_ms,max_ms"
 line_domain >"$TMP/line.json"
 for members in 1 3; do
-	etcd_start $members --quota-backend-bytes 4294967296 || { echo "etcd ($members) did not start"; exit 1; }
+	etcd_start $members --quota-backend-bytes 4294967296 --max-txn-ops 10000 || { echo "etcd ($members) did not start"; exit 1; }
 	dom load "$TMP/line.json" >/dev/null || exit 1
 	: >"$TMP/adm"
 	for ((k = 0; k < ADDS; k++)); do
@@ -112,7 +112,7 @@ defer_state "$R1"
 defer rm -f "/run/qosctl/agent-a1-$SFX.json"
 mgmt "$R1" 10.254.0.1
 ends "$R1"
-etcd_start 1 --quota-backend-bytes 4294967296 || exit 1
+etcd_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
 dom load "$TMP/line.json" >/dev/null || exit 1
 bg_ns "$R1" AGENT env QOSCTL_ETCD="$QOSCTL_ETCD" "$QOSCTL" agent --router "a1-$SFX"
 for ((i = 0; i < 300; i++)); do
@@ -174,7 +174,7 @@ etcd_stop
 
 # --- scale: a star of routers, many reservations --------------------------------
 # Router 0 is the hub, 1..N-1 spokes; spoke i's LAN is 10.(i/250).(i%250).0/24.
-etcd_start 1 --quota-backend-bytes 4294967296 || exit 1
+etcd_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
 star()
 {
 	local i sp

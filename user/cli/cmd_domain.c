@@ -82,7 +82,10 @@ int do_domain_load(int argc, char **argv)
 	ret = cli_etcd_open(&e);
 	if (!ret) {
 		ret = qos_broker_load(e, &d, &r, err, sizeof(err));
-		if (ret)
+		if (ret == -ETIMEDOUT)
+			qos_err("domain load: %s: whether it was written is unknown; load the "
+				"file again (the same file writes nothing twice)", err);
+		else if (ret)
 			qos_err("domain load: %s: nothing written", err);
 	}
 	if (!ret) {

@@ -585,6 +585,7 @@ static int adm_path(struct adm *a, char *err, size_t errlen)
 {
 	const struct qos_rule *r = &a->rq.r;
 	const struct qos_dom_prefix *s, *t;
+	char sub[QOS_DOM_KEY_MAX];
 	size_t i;
 	int ret;
 
@@ -606,14 +607,23 @@ static int adm_path(struct adm *a, char *err, size_t errlen)
 	for (i = 0; i < a->nhops; i++)
 		qos_dom_key(a->lkey[i], sizeof(a->lkey[i]), QOS_DOM_LEDGER,
 			    a->hops[i].ifc->router, a->hops[i].ifc->dev);
+	snprintf(sub, sizeof(sub), "resv/%s", a->id);
+	qos_dom_key(a->ekey, sizeof(a->ekey), QOS_DOM_DESIRED, a->hops[0].ifc->router, sub);
+	a->burst = a->rq.r.police_burst ?:
+		   QOS_RESERVE_BURST_FRAMES * (uint64_t)a->hops[0].ifc->cls.max_pkt;
 	return 0;
 }
 
 static int adm_prepare(struct qos_etcd *e, struct adm *a, char *err, size_t errlen)
 {
-	char sub[QOS_DOM_KEY_MAX];
 	int ret;
 
+	random_hex(a->nonce, 16);
+	if (a->q->id)
+		snprintf(a->id, sizeof(a->id), "%s", a->q->id);
+	else
+		snprintf(a->id, sizeof(a->id), "resv-%.12s", a->nonce + 16);
+	qos_dom_key(a->rkey, sizeof(a->rkey), QOS_DOM_RESV, a->id, NULL);
 	ret = adm_parse(a, err, errlen);
 	ret = ret ?: qos_broker_read_domain(e, &a->d, &a->stamp_mod, err, errlen);
 	if (!ret && !a->stamp_mod) {
@@ -623,16 +633,6 @@ static int adm_prepare(struct qos_etcd *e, struct adm *a, char *err, size_t errl
 	ret = ret ?: adm_path(a, err, errlen);
 	if (ret)
 		return ret;
-	random_hex(a->nonce, 16);
-	if (a->q->id)
-		snprintf(a->id, sizeof(a->id), "%s", a->q->id);
-	else
-		snprintf(a->id, sizeof(a->id), "resv-%.12s", a->nonce + 16);
-	qos_dom_key(a->rkey, sizeof(a->rkey), QOS_DOM_RESV, a->id, NULL);
-	snprintf(sub, sizeof(sub), "resv/%s", a->id);
-	qos_dom_key(a->ekey, sizeof(a->ekey), QOS_DOM_DESIRED, a->hops[0].ifc->router, sub);
-	a->burst = a->rq.r.police_burst ?:
-		   QOS_RESERVE_BURST_FRAMES * (uint64_t)a->hops[0].ifc->cls.max_pkt;
 	if (!a->q->for_ns)
 		return 0;
 	a->end_unix_ns = qos_unix_ns() + a->q->for_ns;
@@ -767,8 +767,13 @@ static json_object *resv_json(const struct adm *a, const struct qos_resv_sum *s)
 {
 	json_object *o = common_json(a);
 
+	char lease[24];
+
+	/* Hexadecimal, as etcdctl writes lease ids: a JSON number would lose
+	 * digits in readers that hold numbers in doubles. */
+	snprintf(lease, sizeof(lease), "%llx", (unsigned long long)a->lease);
 	if (!o || JADD(o, "created_unix_ns", json_object_new_uint64(qos_unix_ns())) ||
-	    JADD(o, "lease", json_object_new_int64(a->lease)) || path_json(a, s, o)) {
+	    JADD(o, "lease", json_object_new_string(lease)) || path_json(a, s, o)) {
 		json_object_put(o);
 		return NULL;
 	}
@@ -818,34 +823,25 @@ static int adm_check(const struct adm *a, const struct qos_etcd_txn_res *rd,
 {
 	struct qos_resv_req req = { .rate_bps = a->rq.r.police_bps, .burst = a->burst };
 	uint64_t now = qos_unix_ns();
+	const struct qos_dom_iface *f;
 	char why[512];
-	size_t i;
+	size_t i, at = 0;
+	int v;
 
 	for (i = 0; i < a->nhops; i++) {
-		const struct qos_dom_iface *f = a->hops[i].ifc;
-		struct qos_dom_entry en = { .rate_bps = req.rate_bps,
-					    .burst_bytes = req.burst + f->cls.max_pkt,
-					    .end_unix_ns = a->end_unix_ns };
-		enum qos_resv_verdict v;
-
 		if (ledger_of(rd->ranges[i].n ? &rd->ranges[i].kv[0] : NULL, &l[i], &s[i], now)) {
 			snprintf(err, errlen, "etcd key %s: not a ledger qosctl wrote", a->lkey[i]);
 			return -EINVAL;
 		}
-		v = f->cls.cap_bps ? qos_resv_admit(&f->cls, &s[i], &req) : QOS_RESV_RATE;
-		if (v != QOS_RESV_ADMIT) {
-			qos_resv_refusal(why, sizeof(why), v, &f->cls, &s[i], &req);
-			snprintf(err, errlen, "refused at router %s dev %s (hop %zu of %zu): %s",
-				 f->router, f->dev, i + 1, a->nhops,
-				 f->cls.cap_bps ? why : "its profile has no reserve-class");
-			return -ENOSPC;
-		}
-		snprintf(en.id, sizeof(en.id), "%s", a->id);
-		if (qos_dom_ledger_add(&l[i], &en))
-			return -ENOMEM;
-		qos_resv_sum_step(&s[i], &f->cls, &req, 1);
 	}
-	return 0;
+	v = qos_domain_admit(a->hops, a->nhops, l, s, &req, a->id, a->end_unix_ns, now, &at);
+	if (v <= 0)
+		return v;
+	f = a->hops[at].ifc;
+	qos_resv_refusal(why, sizeof(why), v, &f->cls, &s[at], &req);
+	snprintf(err, errlen, "refused at router %s dev %s (hop %zu of %zu): %s", f->router,
+		 f->dev, at + 1, a->nhops, f->cls.cap_bps ? why : "its profile has no reserve-class");
+	return -ENOSPC;
 }
 
 /* The one transaction of an admission. */
@@ -930,6 +926,27 @@ out:
 	return ret;
 }
 
+/* Before another attempt: the domain again if it changed (its stamp
+ * moved: a load, or a broker fencing a lost commit), and the path in it. */
+static int adm_refresh(struct qos_etcd *e, struct adm *a, char *err, size_t errlen)
+{
+	struct qos_domain d;
+	int64_t stamp_mod;
+	int ret;
+
+	ret = qos_broker_read_domain(e, &d, &stamp_mod, err, errlen);
+	if (ret)
+		return ret;
+	if (stamp_mod == a->stamp_mod) {
+		qos_domain_free(&d);
+		return 0;
+	}
+	qos_domain_free(&a->d);
+	a->d = d;
+	a->stamp_mod = stamp_mod;
+	return adm_path(a, err, errlen);
+}
+
 /* How long an unknown outcome is read back for before giving up. */
 #define QOS_BROKER_RESOLVE_NS	(30 * 1000000000ULL)
 
@@ -984,7 +1001,8 @@ int qos_broker_reserve(struct qos_etcd *e, const struct qos_broker_req *q, json_
 	a->q = q;
 	ret = adm_prepare(e, a, err, errlen);
 	for (i = 0; !ret && i < QOS_BROKER_ATTEMPTS; i++) {
-		ret = adm_attempt(e, a, err, errlen);
+		ret = i ? adm_refresh(e, a, err, errlen) : 0;
+		ret = ret ?: adm_attempt(e, a, err, errlen);
 		if (ret == 2)
 			ret = adm_resolve(e, a, err, errlen);
 		if (ret != 1)
@@ -1043,8 +1061,8 @@ static int rel_decode(const struct qos_etcd_kv *kv, const char *id, struct rel *
 	}
 	r->nhops = n;
 	r->mod = kv->mod_revision;
-	r->lease = json_object_object_get_ex(o, "lease", &lease) ? json_object_get_int64(lease)
-								 : 0;
+	r->lease = json_object_object_get_ex(o, "lease", &lease) ?
+		   (int64_t)strtoull(json_object_get_string(lease), NULL, 16) : 0;
 	ret = 0;
 out:
 	json_object_put(o);

@@ -257,6 +257,12 @@ int qos_etcd_open(struct qos_etcd **ep, const char *urls, const struct qos_etcd_
 			 QOS_ETCD_ENV);
 		return -EINVAL;
 	}
+	/* libcurl's global state, before any handle (not thread-safe: the
+	 * first handle is opened before threads start). */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		snprintf(err, errlen, "etcd client: libcurl does not initialise");
+		return -ENOMEM;
+	}
 	e = calloc(1, sizeof(*e));
 	list = strdup(urls);
 	if (!e || !list)

@@ -678,3 +678,33 @@ bool qos_dom_ledger_del(struct qos_dom_ledger *l, const char *id)
 	}
 	return false;
 }
+
+int qos_domain_admit(const struct qos_dom_hop *hops, size_t n, struct qos_dom_ledger *l,
+		     struct qos_resv_sum *s, const struct qos_resv_req *q, const char *id,
+		     uint64_t end_unix_ns, uint64_t now, size_t *at)
+{
+	enum qos_resv_verdict v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct qos_resv_class *c = &hops[i].ifc->cls;
+
+		s[i] = qos_dom_ledger_live(&l[i], now);
+		v = c->cap_bps ? qos_resv_admit(c, &s[i], q) : QOS_RESV_RATE;
+		if (v != QOS_RESV_ADMIT) {
+			*at = i;
+			return v;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct qos_dom_entry e = { .rate_bps = q->rate_bps,
+					   .burst_bytes = q->burst + hops[i].ifc->cls.max_pkt,
+					   .end_unix_ns = end_unix_ns };
+
+		snprintf(e.id, sizeof(e.id), "%s", id);
+		if (qos_dom_ledger_add(&l[i], &e))
+			return -ENOMEM;
+		qos_resv_sum_step(&s[i], &hops[i].ifc->cls, q, 1);
+	}
+	return QOS_RESV_ADMIT;
+}

@@ -134,6 +134,18 @@ int qos_dom_ledger_add(struct qos_dom_ledger *l, const struct qos_dom_entry *e);
 /* Remove entry @id; whether it was there. */
 bool qos_dom_ledger_del(struct qos_dom_ledger *l, const char *id);
 
+/*
+ * Admit @q, reservation @id ending at @end_unix_ns (0: none), on every hop
+ * of @hops, whose ledgers are @l (entries ended at @now dropped): 0
+ * (QOS_RESV_ADMIT) with the entry added to every ledger and the sums after
+ * it in @s; or the verdict of the first hop that refuses, *@at its index
+ * and @s[*@at] its sum without @q (a class with no reserve-class refuses
+ * by rate); or -ENOMEM.
+ */
+int qos_domain_admit(const struct qos_dom_hop *hops, size_t n, struct qos_dom_ledger *l,
+		     struct qos_resv_sum *s, const struct qos_resv_req *q, const char *id,
+		     uint64_t end_unix_ns, uint64_t now, size_t *at);
+
 /* Add @v (consumed, NULL: ENOMEM) to object @o as @key: 0 or -ENOMEM. */
 int qos_dom_json_add(json_object *o, const char *key, json_object *v);
 

@@ -134,6 +134,7 @@ void qos_out_domain_resv(struct qos_pr *p, json_object *resv, const struct qos_d
 	json_object *path = member(resv, "path");
 	size_t i, n = path ? json_object_array_length(path) : 0;
 	uint64_t end = u64_of(resv, "end_unix_ns");
+	uint64_t now = v ? v->now_unix_ns : qos_unix_ns();
 
 	qos_pr_open_object(p, NULL);
 	qos_pr_string(p, QP_ANY, "id", "reservation %s:", str_of(resv, "id"));
@@ -141,9 +142,10 @@ void qos_out_domain_resv(struct qos_pr *p, json_object *resv, const struct qos_d
 	qos_pr_string(p, QP_ANY, "dst", " dst %s", arg_of(resv, "dst"));
 	qos_pr_rate(p, QP_ANY, "rate_bps", " rate %s", u64_of(resv, "rate_bps"));
 	qos_pr_size(p, QP_ANY, "burst_bytes", " burst %s", u64_of(resv, "burst_bytes"));
-	if (end)
-		qos_pr_u64(p, QP_ANY, "end_unix_ns", " ends at %llu (ns since 1970)", end);
-	else
+	if (end) {
+		qos_pr_u64(p, QP_JSON, "end_unix_ns", NULL, end);
+		qos_pr_time(p, QP_TEXT, NULL, " ends in %s", end > now ? end - now : 0);
+	} else
 		qos_pr_null(p, QP_JSON, "end_unix_ns", NULL);
 	if (!end)
 		qos_pr_text(p, " no end");
