@@ -180,8 +180,10 @@ status()
 	ectl get --print-value-only "/qosctl/status/${RN[$1]}"
 }
 
-# settled I: router I's agent has applied what it has seen, without error.
+# settled I: router I's agent has published a status, and applied what it
+# has seen without error. (jq -e on no input at all succeeds: -s.)
 settled()
 {
-	status "$1" | jq -e '.applied_revision == .desired_revision and .error == ""' >/dev/null
+	status "$1" | jq -se 'length == 1 and
+		(.[0] | .applied_revision == .desired_revision and .error == "")' >/dev/null
 }
