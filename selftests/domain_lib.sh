@@ -69,6 +69,48 @@ while n < pps * secs:
 print(n, "%.3f" % (time.monotonic() - t0))' "${@:2}"
 }
 
+# domain_line: the line of three routers with hosts at both ends (H1, R1,
+# R2, R3, H2, and M, E1..E3 on the management bridge), IPv4 and IPv6:
+#
+#   H1 ---- R1 ---------- R2 ---------- R3 ---- H2
+#      eth0    eth1    eth1  eth2    eth1   eth0
+#   10.1.0.0/24     10.12.0.0/24   10.23.0.0/24    10.3.0.0/24
+#   2001:db8:1::/64 2001:db8:12::/64 2001:db8:23::/64 2001:db8:3::/64
+#   (hosts .1/::1, the router toward them .2/::2; r2 .1, r3 .2 between them)
+domain_line()
+{
+	local i r
+
+	mgmt_bridge
+	for i in 1 2 3; do
+		mgmt "${ETCD_NS[i]}" 10.254.1.$i
+		mgmt "${ROUTER[i]}" 10.254.0.$i
+	done
+	domain_link "$H1" eth0 "$R1" eth0 10.1.0 2001:db8:1
+	domain_link "$R1" eth1 "$R2" eth1 10.12.0 2001:db8:12
+	domain_link "$R2" eth2 "$R3" eth1 10.23.0 2001:db8:23
+	domain_link "$H2" eth0 "$R3" eth0 10.3.0 2001:db8:3
+	for r in "$R1" "$R2" "$R3"; do
+		in_ns "$r" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	done
+	ip -n "$H1" route add default via 10.1.0.2
+	ip -n "$H1" -6 route add default via 2001:db8:1::2
+	ip -n "$H2" route add default via 10.3.0.2
+	ip -n "$H2" -6 route add default via 2001:db8:3::2
+	ip -n "$R1" route add 10.3.0.0/16 via 10.12.0.2
+	ip -n "$R1" route add 10.23.0.0/24 via 10.12.0.2
+	ip -n "$R1" -6 route add 2001:db8:3::/64 via 2001:db8:12::2
+	ip -n "$R1" -6 route add 2001:db8:23::/64 via 2001:db8:12::2
+	ip -n "$R2" route add 10.1.0.0/24 via 10.12.0.1
+	ip -n "$R2" route add 10.3.0.0/24 via 10.23.0.2
+	ip -n "$R2" -6 route add 2001:db8:1::/64 via 2001:db8:12::1
+	ip -n "$R2" -6 route add 2001:db8:3::/64 via 2001:db8:23::2
+	ip -n "$R3" route add 10.1.0.0/24 via 10.23.0.1
+	ip -n "$R3" route add 10.12.0.0/24 via 10.23.0.1
+	ip -n "$R3" -6 route add 2001:db8:1::/64 via 2001:db8:23::1
+	ip -n "$R3" -6 route add 2001:db8:12::/64 via 2001:db8:23::1
+}
+
 ectl()
 {
 	in_ns "$M" env ETCDCTL_API=3 etcdctl --endpoints "$QOSCTL_ETCD" --command-timeout 3s "$@"

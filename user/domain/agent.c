@@ -315,19 +315,16 @@ static bool same_end(uint64_t a, uint64_t b)
 	return (a > b ? a - b : b - a) <= AGENT_END_SLACK_NS;
 }
 
-/* The installed reservation of @cur that is @want, or NULL. */
-static const struct qos_rule *installed(const struct qos_rules *cur, const struct qos_rule *want,
-					uint64_t now)
+/* The installed reservation that is @want (found by its name in @x, the
+ * index of the device's rules), or NULL. */
+static const struct qos_rule *installed(const struct qos_resv_index *x,
+					const struct qos_rule *want, uint64_t now)
 {
-	size_t i;
+	const struct qos_rule *r = qos_resv_index_find(x, want->name);
 
-	for (i = 0; i < cur->n; i++) {
-		const struct qos_rule *r = &cur->r[i];
-
-		if (r->reserve && !strcmp(r->name, want->name) && qos_reserve_live(r, now) &&
-		    qos_rule_same(r, want) && same_end(r->expires_ns, want->expires_ns))
-			return r;
-	}
+	if (r && r->reserve && qos_reserve_live(r, now) && qos_rule_same(r, want) &&
+	    same_end(r->expires_ns, want->expires_ns))
+		return r;
 	return NULL;
 }
 
@@ -352,11 +349,14 @@ static int resv_next(const struct qos_agent_desired *d, struct qos_dev *dev,
 {
 	uint64_t now = qos_boottime_ns();
 	size_t i, have_n = 0, kept = 0, added = 0;
+	struct qos_resv_index x;
 	char err[512];
+	int ret;
 
-	for (i = 0; i < cur->n; i++) {
-		if (!cur->r[i].reserve && qos_rules_add(next, &cur->r[i]))
-			return -ENOMEM;
+	ret = qos_resv_index_init(&x, cur);
+	for (i = 0; i < cur->n && !ret; i++) {
+		if (!cur->r[i].reserve)
+			ret = qos_rules_add(next, &cur->r[i]);
 		/* Expired ones too: they go with the next change. */
 		have_n += cur->r[i].reserve;
 	}
@@ -364,23 +364,23 @@ static int resv_next(const struct qos_agent_desired *d, struct qos_dev *dev,
 		const char *on = field(v, "dev");
 		const struct qos_rule *have;
 		struct qos_rule r;
-		int ret;
+		int bad;
 
-		if (!on || strcmp(on, dev->name))
+		if (ret || !on || strcmp(on, dev->name))
 			continue;
-		ret = resv_rule(id, v, &dev->cfg.meta, &r, err, sizeof(err));
-		if (ret) {
-			if (ret < 0)
+		bad = resv_rule(id, v, &dev->cfg.meta, &r, err, sizeof(err));
+		if (bad) {
+			if (bad < 0)
 				resv_mark(res, id, false, err);
 			continue;
 		}
-		have = installed(cur, &r, now);
+		have = installed(&x, &r, now);
 		kept += !!have;
 		added += !have;
-		if (qos_rules_add(next, have ?: &r))
-			return -ENOMEM;
+		ret = qos_rules_add(next, have ?: &r);
 	}
-	return (int)(have_n - kept + added);
+	qos_resv_index_free(&x);
+	return ret ?: (int)(have_n - kept + added);
 }
 
 /* The reservations of @d on @dev (opened and locked), made what runs. */

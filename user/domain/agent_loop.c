@@ -35,7 +35,7 @@
 #define AGENT_STOP_MS		1000
 /* Wait between attempts while etcd cannot be reached (ms, doubling). */
 #define AGENT_BACKOFF_MIN_MS	200
-#define AGENT_BACKOFF_MAX_MS	5000
+#define AGENT_BACKOFF_MAX_MS	2000
 
 static volatile sig_atomic_t stop;
 
