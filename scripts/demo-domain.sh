@@ -105,4 +105,5 @@ l=$(etcd_leader)
 echo "killing member m$l"
 etcd_kill "$l"
 show dom reserve add src 10.1.0.0/24 dst 10.3.0.8 rate 256kbit burst 500 id call-3
+until_ok 15 grep -q call-3 <(qosctl_ns "$R1" reserve list dev eth1 2>/dev/null)
 show dom status
