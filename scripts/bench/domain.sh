@@ -22,12 +22,13 @@
 #              BENCH_DOMAIN_RESV reservations spoke to spoke, one after the
 #              other: admissions per second, etcd's database size, the
 #              agents' CPU time (utime + stime from /proc) and the time until
-#              every edge has installed its last one.
+#              every edge has installed its last one; the database's
+#              size before and after a compaction and defragmentation.
 #
 #   management bridge in M: etcd members E1..E3 (.11-.13), routers (.1-.N)
 #
-# Usage: domain.sh OUTDIR   writes domain-admission.csv, domain-applied.csv,
-#                           domain-scale.csv
+# Usage: domain.sh OUTDIR   writes domain-admission.csv, domain-applied.csv (and -raw.txt),
+#                           domain-scale.csv, domain-scale-errors.txt (refusals)
 # Knobs: BENCH_DOMAIN_ADDS (200), BENCH_DOMAIN_APPLIED (100),
 #        BENCH_DOMAIN_ROUTERS (50), BENCH_DOMAIN_RESV (10000)
 
@@ -73,6 +74,7 @@ EOF
 }
 
 # --- admission latency, 1 and 3 members ---------------------------------------
+: >"$OUT/domain-scale-errors.txt"
 csv_open "$OUT/domain-admission.csv" "members,adds,p50_ms,p99_ms,max_ms"
 line_domain >"$TMP/line.json"
 for members in 1 3; do
@@ -117,8 +119,9 @@ dom load "$TMP/line.json" >/dev/null || exit 1
 bg_ns "$R1" AGENT env QOSCTL_ETCD="$QOSCTL_ETCD" "$QOSCTL" agent --router "a1-$SFX"
 for ((i = 0; i < 300; i++)); do
 	ectl get --print-value-only "/qosctl/status/a1-$SFX" |
-		jq -e '.applied_revision == .desired_revision and .error == "" and
-		       (.ifaces | length) == 2 and all(.ifaces[]; .applied)' >/dev/null 2>&1 && break
+		jq -se 'length == 1 and (.[0] | .applied_revision == .desired_revision and
+		       .error == "" and (.ifaces | length) == 2 and all(.ifaces[]; .applied))' \
+		>/dev/null 2>&1 && break
 	sleep 0.2
 done
 # Every status put, stamped as it arrives.
@@ -247,7 +250,7 @@ for ((k = 0; k < RESV; k++)); do
 	[ $a -eq $b ] && b=$((b % (ROUTERS - 1) + 1))
 	dom reserve add src 10.$((a / 250)).$((a % 250)).$((k % 250 + 1)) \
 		dst 10.$((b / 250)).$((b % 250)).0/24 proto udp dport $((1024 + k % 60000)) \
-		rate 64kbit burst 200 id z$k >/dev/null 2>>"$TMP/scale-errors" ||
+		rate 64kbit burst 200 id z$k >/dev/null 2>>"$OUT/domain-scale-errors.txt" ||
 		echo "z$k" >>"$TMP/refused"
 done
 adm_s=$(python3 -c "print(($(now_ns) - $t0) / 1e9)")
@@ -262,9 +265,14 @@ done
 inst_s=$(python3 -c "print(($(now_ns) - $t0) / 1e9)")
 cpu1=$(cpu)
 db=$(ectl endpoint status -w json | jq '.[0].Status.dbSize')
+# Every admission rewrites the ledgers of its path: without compaction the
+# history is most of the database. Compacted and defragmented, what is left.
+rev=$(ectl endpoint status -w json | jq '.[0].Status.header.revision')
+ectl compact "$rev" >/dev/null && ectl defrag >/dev/null
+dbc=$(ectl endpoint status -w json | jq '.[0].Status.dbSize')
 csv_open "$OUT/domain-scale.csv" \
-	"routers,reservations,admitted,admissions_per_s,installed,all_installed_s,db_bytes,agents_cpu_s,agents_up_s"
-echo "$ROUTERS,$RESV,$want,$(ratio "$want" "$adm_s"),$have,$inst_s,$db,$(ratio "$(python3 -c "print($cpu1 - $cpu0)")" 1),$up_s" \
+	"routers,reservations,admitted,admissions_per_s,installed,all_installed_s,db_bytes,db_compacted_bytes,agents_cpu_s,agents_up_s"
+echo "$ROUTERS,$RESV,$want,$(ratio "$want" "$adm_s"),$have,$inst_s,$db,$dbc,$(ratio "$(python3 -c "print($cpu1 - $cpu0)")" 1),$up_s" \
 	>>"$OUT/domain-scale.csv"
 print_csv "$OUT/domain-scale.csv"
 etcd_stop
