@@ -4,6 +4,7 @@
 #
 #   make              build BPF objects, skeleton and qosctl into $(OUTPUT)
 #   make check        install dependencies, build, run every test (TAP)
+#   make check-shape  functions over 80 lines, includes across the layers (no build)
 #   make demo         install dependencies, build, run the namespace demo
 #   make demo-domain  three routers with their agents and an etcd cluster, in namespaces
 #   make bench-domain the domain on etcd: admission latency, desired to applied, 50 routers
@@ -98,7 +99,8 @@ PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo demo-domain bench-domain vmcheck install install-files deb selftests bench-classifier \
-	fuzz bench experiments experiments-vm bench-latency bench-mq bench-lookup check-trixie
+	fuzz bench experiments experiments-vm bench-latency bench-mq bench-lookup check-trixie \
+	check-shape
 
 # A fresh machine stops here with the missing packages on one line rather
 # than at the first compiler error. Only goals that build are probed; check,
@@ -194,10 +196,10 @@ $(LIB_OBJS) $(CLI_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*/*.h) bpf
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/user/model/profile.o $(OUTPUT)/fuzz/model/profile.o: $(PATHS_H)
+$(OUTPUT)/user/model/profile_path.o $(OUTPUT)/fuzz/model/profile_path.o: $(PATHS_H)
 $(OUTPUT)/user/kernel/tcx.o $(OUTPUT)/fuzz/kernel/tcx.o: $(FEATURES_H)
 
-$(OUTPUT)/user/intree.o: user/intree.c user/model/profile.h | $(OUTPUT)/user
+$(OUTPUT)/user/intree.o: user/intree.c user/model/profile_path.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -DQOS_TREE_PROFILE_DIR='"$(abspath tc-profiles)"' -c $< -o $@
 
@@ -291,8 +293,12 @@ bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory $(BENCH_LOOKUP) $(BENCH_LOOKUP_OBJ)
 	$(Q)$(BENCH_LOOKUP) $(BENCH_ARGS)
 
+# The shape of the sources first: it takes a second and needs no build.
+check-shape:
+	$(Q)scripts/check-shape.sh
+
 # selftests/deb.sh builds the package: make check installs its tools too.
-check:
+check: check-shape
 	$(Q)scripts/install-deps.sh --deb
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -C selftests run_tests OUTPUT=$(ABS_OUTPUT)/selftests \

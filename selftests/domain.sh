@@ -154,6 +154,32 @@ st=$(status 1)
 check_err $? "r1's status: $st"
 log_test "reservations admitted over 3 hops, installed on r1 eth1 only, no drift"
 
+# --- path drift: a route that leaves the declared path -------------------------
+# drift I: router I's drift list, as "ID DEV ROUTE_DEV" sorted, one line.
+drift()
+{
+	status "$1" | jq -r '[.drift[] | "\(.id) \(.dev) \(.route_dev)"] | sort | join(";")'
+}
+drift_is()
+{
+	[ "$(drift "$1")" = "$2" ]
+}
+RET=0
+until_ok 10 drift_is 2 ""
+check_err $? "r2 reports drift on the declared path: $(drift 2)"
+[ "$(drift 3)" = "" ]
+check_err $? "r3 reports drift on the declared path: $(drift 3)"
+# r2 now sends 10.3.0.0/24 back to r1: v4 leaves by eth1, not eth2.
+ip -n "$R2" route replace 10.3.0.0/24 via 10.12.0.1
+t0=$(date +%s%N)
+until_ok 15 drift_is 2 "v4 eth2 eth1"
+check_err $? "r2's drift after the route change: '$(drift 2)'"
+echo "    drift at r2 reported $((($(date +%s%N) - t0) / 1000000)) ms after the route change"
+ip -n "$R2" route replace 10.3.0.0/24 via 10.23.0.2
+until_ok 15 drift_is 2 ""
+check_err $? "r2's drift after the route came back: '$(drift 2)'"
+log_test "path drift: a transit router reports the flow leaving elsewhere, and clears"
+
 # --- at twice its rate: Premium IP at its rate through the bottleneck ------------
 # pip FAM NS DEV: packets of FAM in pip at DEV's egress.
 pip()

@@ -15,7 +15,8 @@
 #    unchanged (keys and revision); a profile found in QOSCTL_PROFILE_DIR
 #    only loads with it; loading the same file again writes nothing;
 #  - reserve add for IPv4 (ports) and IPv6 (flow label): the path r1, r2,
-#    r3, the figures per hop, the ledgers; a lease of for + 10 s;
+#    r3, the figures per hop, the ledgers, the keys per router (edge and
+#    transit); a lease of for + 10 s;
 #  - a request over what r2 eth1 has left: exit 1 naming r2 eth1 and the
 #    figures; a reload that would strand a reservation: exit 1 with the
 #    figures, nothing written; del removes every key; list -j;
@@ -165,6 +166,9 @@ test_reserve()
 		jq -e '.dev == "eth1" and ([.args[] | select(.[0] == "remark")][0][1] == "ef")' \
 		>/dev/null
 	check_err $? "edge key of v6 on r1"
+	[ "$(etcdctl --endpoints "$ETCD_URL" get --prefix --keys-only /qosctl/router/ | grep /v6 |
+	     tr '\n' ' ')" = "/qosctl/router/r1/resv/v6 /qosctl/router/r2/transit/v6 /qosctl/router/r3/transit/v6 " ]
+	check_err $? "v6's keys per router"
 	lease=$(etcdctl --endpoints "$ETCD_URL" get --print-value-only /qosctl/resv/v6 | jq -r .lease)
 	etcdctl --endpoints "$ETCD_URL" lease timetolive "$lease" |
 		grep -q "granted with TTL(70s)"
@@ -269,7 +273,7 @@ test_timeout()
 	rc=$?
 	n=$(etcdctl --endpoints "$ETCD_URL" get --prefix --keys-only /qosctl/ | grep -c /lost)
 	if [ $rc = 0 ]; then
-		[ "$n" = 2 ] && [ "$(ledger r1 eth1 n)" = 1 ] && [ "$(ledger r2 eth1 n)" = 1 ]
+		[ "$n" = 4 ] && [ "$(ledger r1 eth1 n)" = 1 ] && [ "$(ledger r2 eth1 n)" = 1 ]
 		check_err $? "admitted but keys $n, ledgers $(ledger r1 eth1 n) $(ledger r2 eth1 n)"
 	else
 		[ "$n" = 0 ] && [ "$(ledger r1 eth1 n)" = 0 ]

@@ -2,7 +2,7 @@
 /*
  * The files qosctl reads back, malformed on purpose: the transaction
  * record (user/txn/record.c, plan.c) and the probe's .sla state
- * (user/probe/pstate.c). Each is truncated, given lengths that wrap,
+ * (user/probe/sla_state.c). Each is truncated, given lengths that wrap,
  * counts far beyond its size, and made larger than its cap; each must
  * be refused, without reading past its buffer (run under SANITIZE=1 to
  * see an over-read as a report rather than, at best, a crash).
@@ -20,7 +20,8 @@
 
 #include "kselftest_harness.h"
 #include "kernel/dev.h"
-#include "probe/pstate.h"
+#include "lib/file.h"
+#include "probe/sla_state.h"
 #include "txn/record.h"
 
 #define REC_PREV_LEN	32	/* rec_hdr: magic, state, deadline, keeper, start, */

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "probe/pmetrics.h"
-#include "probe/pstats.h"
+#include "probe/sla_metrics.h"
+#include "probe/stream_stats.h"
 #include "probe/stamp.h"
 
 /* 1 s past the NTP era's 0xE8A1B2C3 seconds, and half a second. */

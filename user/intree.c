@@ -5,6 +5,6 @@
  * (see qos_profile_find()). The installed qosctl is linked without it and
  * knows only the installed paths.
  */
-#include "model/profile.h"
+#include "model/profile_path.h"
 
 const char qos_tree_profile_dir[] = QOS_TREE_PROFILE_DIR;

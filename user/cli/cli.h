@@ -135,31 +135,6 @@ void cli_help_cmd(FILE *f, const struct cli_cmd *cmd);
 /* The full name of @cmd: "rule add". */
 const char *cli_cmd_name(const struct cli_cmd *cmd, char *buf, size_t len);
 
-/* Profiles in the profile directories, in search order. */
-struct cli_profile {
-	char name[NAME_MAX + 1];
-	int dir;		/* index into cli_profiles.dir */
-	int hidden_by;		/* index of the profile found first, or -1 */
-};
-
-#define CLI_PROFILE_DIRS 16
-
-struct cli_profiles {
-	struct {
-		char path[PATH_MAX];
-		const char *origin;
-		int err;	/* errno of opening it, 0 */
-	} dir[CLI_PROFILE_DIRS];
-	int ndirs;
-	struct cli_profile *p;
-	size_t n;
-};
-
-int cli_profiles_scan(struct cli_profiles *ps);
-void cli_profiles_free(struct cli_profiles *ps);
-/* Its description in @buf; NULL if it does not load (@buf: why). */
-const char *cli_profile_desc(const struct cli_profiles *ps, const struct cli_profile *pr,
-			     char *buf, size_t len);
 /* 0 if @name is a profile or a path; else an error with suggestions. */
 int cli_check_profile(const char *cmd, const char *name);
 

@@ -20,9 +20,9 @@
 #include "lib/util.h"
 #include "model/profile.h"
 #include "out/exporter.h"
-#include "probe/pmetrics.h"
-#include "probe/probe.h"
-#include "probe/pstate.h"
+#include "probe/sla_metrics.h"
+#include "probe/socket.h"
+#include "probe/sla_state.h"
 #include "probe/stamp.h"
 
 #define PROBE_PROFILE		"pip-20pct"

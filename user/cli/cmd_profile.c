@@ -16,6 +16,7 @@
 #include "lib/suggest.h"
 #include "lib/util.h"
 #include "model/profile.h"
+#include "model/profile_path.h"
 #include "out/dryrun.h"
 
 static void print_json(json_object *o)
@@ -100,74 +101,9 @@ int do_validate(int argc, char **argv)
 	return 0;
 }
 
-static int add_profile(struct cli_profiles *ps, const char *name, int dir)
-{
-	struct cli_profile *np;
-	size_t i;
-
-	np = realloc(ps->p, (ps->n + 1) * sizeof(*ps->p));
-	if (!np)
-		return -ENOMEM;
-	ps->p = np;
-	np = &ps->p[ps->n];
-	snprintf(np->name, sizeof(np->name), "%s", name);
-	np->dir = dir;
-	np->hidden_by = -1;
-	for (i = 0; i < ps->n && np->hidden_by < 0; i++)
-		if (!strcmp(ps->p[i].name, name))
-			np->hidden_by = i;
-	ps->n++;
-	return 0;
-}
-
-/* One directory: its profiles, regular files (or links to them) whose
- * names qos_profile_find() would look up, dotfiles aside. */
-static int scan_dir(const char *dir, const char *origin, void *arg)
-{
-	struct cli_profiles *ps = arg;
-	struct dirent **ents;
-	int d = ps->ndirs, i, n, ret = 0;
-
-	if (d == CLI_PROFILE_DIRS)
-		return 0;
-	snprintf(ps->dir[d].path, sizeof(ps->dir[d].path), "%s", dir);
-	ps->dir[d].origin = origin;
-	ps->dir[d].err = 0;
-	ps->ndirs++;
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		ps->dir[d].err = errno;
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		char full[PATH_MAX + NAME_MAX + 2];
-		struct stat st;
-
-		snprintf(full, sizeof(full), "%s/%s", dir, ents[i]->d_name);
-		if (!ret && ents[i]->d_name[0] != '.' && !stat(full, &st) && S_ISREG(st.st_mode))
-			ret = add_profile(ps, ents[i]->d_name, d);
-		free(ents[i]);
-	}
-	free(ents);
-	return ret;
-}
-
-int cli_profiles_scan(struct cli_profiles *ps)
-{
-	memset(ps, 0, sizeof(*ps));
-	return qos_profile_dirs(scan_dir, ps);
-}
-
-void cli_profiles_free(struct cli_profiles *ps)
-{
-	free(ps->p);
-	ps->p = NULL;
-	ps->n = 0;
-}
-
 int cli_check_profile(const char *cmd, const char *name)
 {
-	static struct cli_profiles ps;
+	static struct qos_profile_scan ps;
 	char path[PATH_MAX], hint[256];
 	struct qos_suggest s;
 	size_t i;
@@ -175,7 +111,7 @@ int cli_check_profile(const char *cmd, const char *name)
 	if (strchr(name, '/') || !qos_profile_find(name, path, sizeof(path)))
 		return 0;
 	qos_suggest_init(&s, name);
-	if (!cli_profiles_scan(&ps))
+	if (!qos_profiles_scan(&ps))
 		for (i = 0; i < ps.n; i++)
 			qos_suggest_add(&s, ps.p[i].name);
 	if (s.n)
@@ -183,25 +119,11 @@ int cli_check_profile(const char *cmd, const char *name)
 	else
 		snprintf(hint, sizeof(hint), " (see 'qosctl list')");
 	qos_err("%s: profile '%s': no such profile%s", cmd, name, hint);
-	cli_profiles_free(&ps);
+	qos_profiles_free(&ps);
 	return -ENOENT;
 }
 
-const char *cli_profile_desc(const struct cli_profiles *ps, const struct cli_profile *pr,
-			     char *buf, size_t len)
-{
-	static struct qos_profile p;
-	char full[PATH_MAX + NAME_MAX + 2], err[512];
-	int ret;
-
-	snprintf(full, sizeof(full), "%s/%s", ps->dir[pr->dir].path, pr->name);
-	ret = qos_profile_load(full, &p, err, sizeof(err));
-	snprintf(buf, len, "%s", ret ? err : p.description);
-	qos_profile_free(&p);
-	return ret ? NULL : buf;
-}
-
-static json_object *list_json(const struct cli_profiles *ps)
+static json_object *list_json(const struct qos_profile_scan *ps)
 {
 	json_object *o = json_object_new_object();
 	json_object *dirs = json_object_new_array(), *profs = json_object_new_array();
@@ -221,9 +143,9 @@ static json_object *list_json(const struct cli_profiles *ps)
 		json_object_array_add(dirs, jd);
 	}
 	for (i = 0; i < ps->n; i++) {
-		const struct cli_profile *pr = &ps->p[i];
+		const struct qos_profile_entry *pr = &ps->p[i];
 		json_object *jp = json_object_new_object();
-		bool ok = cli_profile_desc(ps, pr, desc, sizeof(desc));
+		bool ok = qos_profile_desc(ps, pr, desc, sizeof(desc));
 
 		snprintf(path, sizeof(path), "%s/%s", ps->dir[pr->dir].path, pr->name);
 		json_object_object_add(jp, "name", json_object_new_string(pr->name));
@@ -231,7 +153,7 @@ static json_object *list_json(const struct cli_profiles *ps)
 		json_object_object_add(jp, "origin", json_object_new_string(ps->dir[pr->dir].origin));
 		json_object_object_add(jp, ok ? "description" : "error", json_object_new_string(desc));
 		if (pr->hidden_by >= 0) {
-			const struct cli_profile *h = &ps->p[pr->hidden_by];
+			const struct qos_profile_entry *h = &ps->p[pr->hidden_by];
 
 			snprintf(path, sizeof(path), "%s/%s", ps->dir[h->dir].path, h->name);
 			json_object_object_add(jp, "hidden_by", json_object_new_string(path));
@@ -245,7 +167,7 @@ static json_object *list_json(const struct cli_profiles *ps)
 
 /* Each directory in search order, then its profiles: a profile found
  * earlier under the same name hides it. */
-static void list_text(const struct cli_profiles *ps)
+static void list_text(const struct qos_profile_scan *ps)
 {
 	char desc[512];
 	size_t i;
@@ -255,7 +177,7 @@ static void list_text(const struct cli_profiles *ps)
 		printf("%s (%s)%s%s\n", ps->dir[d].path, ps->dir[d].origin,
 		       ps->dir[d].err ? ": " : "", ps->dir[d].err ? strerror(ps->dir[d].err) : "");
 		for (i = 0; i < ps->n; i++) {
-			const struct cli_profile *pr = &ps->p[i], *h;
+			const struct qos_profile_entry *pr = &ps->p[i], *h;
 
 			if (pr->dir != d)
 				continue;
@@ -265,7 +187,7 @@ static void list_text(const struct cli_profiles *ps)
 				       h->name);
 				continue;
 			}
-			if (cli_profile_desc(ps, pr, desc, sizeof(desc)))
+			if (qos_profile_desc(ps, pr, desc, sizeof(desc)))
 				printf("  %-16s %s\n", pr->name, desc);
 			else
 				printf("  %-16s invalid: see 'qosctl validate %s/%s'\n", pr->name,
@@ -276,23 +198,23 @@ static void list_text(const struct cli_profiles *ps)
 
 int do_list(int argc, char **argv)
 {
-	static struct cli_profiles ps;
+	static struct qos_profile_scan ps;
 	int ret;
 
 	if (argc) {
 		qos_err("list: unexpected argument '%s'", argv[0]);
 		return -EINVAL;
 	}
-	ret = cli_profiles_scan(&ps);
+	ret = qos_profiles_scan(&ps);
 	if (ret) {
 		qos_err("list: %s", strerror(-ret));
-		cli_profiles_free(&ps);
+		qos_profiles_free(&ps);
 		return ret;
 	}
 	if (opt.json)
 		print_json(list_json(&ps));
 	else
 		list_text(&ps);
-	cli_profiles_free(&ps);
+	qos_profiles_free(&ps);
 	return 0;
 }

@@ -4,7 +4,7 @@
  * reservations with admission control (Documentation/assurance.rst). A
  * reservation is a rule of the profile's reserve-class with a policer of its
  * own at the reserved rate, changed through the same transaction as rule
- * add (txn/txn.c); model/reserve.c does the arithmetic.
+ * add (txn/txn.c); model/reserve.c admits it and does the arithmetic.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -24,120 +24,16 @@
 #include "txn/txn.h"
 
 /*
- * A device's reservations being changed: its rules (expired reservations
- * dropped), the class they are admitted to, the live set summed, and the
- * names hashed, so that each request costs constant time.
- */
-struct admission {
-	struct qos_rules *cur;
-	const struct qos_meta *meta;
-	struct qos_resv_class c;
-	struct qos_resv_sum sum;
-	struct qos_resv_index names;
-	const char *dev;
-};
-
-static int admission_init(struct admission *a, struct qos_rules *cur, const struct qos_meta *meta,
-			  const char *dev)
-{
-	a->cur = cur;
-	a->meta = meta;
-	a->dev = dev;
-	a->c = qos_resv_class_of(meta);
-	a->sum = qos_reserve_sum(cur, &a->c, qos_boottime_ns());
-	return qos_resv_index_init(&a->names, cur);
-}
-
-/* The request's terms: named, bound to the class, checked, its expiry. */
-static int request_bind(struct admission *a, struct qos_reserve_req *q, char *err, size_t errlen)
-{
-	const char *key;
-	char msg[256];
-
-	if (!a->meta->reserve_class) {
-		snprintf(err, errlen,
-			 "dev %s: profile %s has no reserve-class: reservations need one",
-			 a->dev, a->meta->profile);
-		return -EOPNOTSUPP;
-	}
-	if (!q->r.police_bps) {
-		snprintf(err, errlen, "rate: a reservation needs a rate");
-		return -EINVAL;
-	}
-	if (!q->r.name[0])
-		qos_resv_index_name(&a->names, q->r.name, sizeof(q->r.name));
-	qos_reserve_bind(&q->r, a->meta);
-	if (qos_rule_check(&q->r, &key, msg, sizeof(msg))) {
-		snprintf(err, errlen, "%s: %s", key, msg);
-		return -EINVAL;
-	}
-	q->r.expires_ns = q->for_ns ? qos_boottime_ns() + q->for_ns : 0;
-	return 0;
-}
-
-/*
- * Admit @q into the device's rules: a reservation of the same id is
- * replaced if @replace, else refused. On refusal @err has the numbers.
- */
-static int admit(struct admission *a, struct qos_reserve_req *q, bool replace, char *err, size_t errlen)
-{
-	struct qos_resv_req req, old_req;
-	enum qos_resv_verdict v;
-	struct qos_rule *old;
-	char rate[32], msg[384];
-	int ret;
-
-	ret = request_bind(a, q, err, errlen);
-	if (ret)
-		return ret;
-	old = qos_resv_index_find(&a->names, q->r.name);
-	if (old && !replace) {
-		snprintf(err, errlen, "dev %s: reservation %s exists (reserve del first)", a->dev,
-			 q->r.name);
-		return -EEXIST;
-	}
-	/* The same terms again: nothing to change, and the rule keeps its id,
-	 * policer and counters (a broker resends its whole file). */
-	if (old && qos_rule_same(old, &q->r) && old->expires_ns == q->r.expires_ns) {
-		q->r = *old;
-		return 0;
-	}
-	req = qos_resv_req_of(&q->r);
-	if (old) {
-		old_req = qos_resv_req_of(old);
-		qos_resv_sum_step(&a->sum, &a->c, &old_req, -1);
-	}
-	v = qos_resv_admit(&a->c, &a->sum, &req);
-	if (v != QOS_RESV_ADMIT) {
-		qos_resv_refusal(msg, sizeof(msg), v, &a->c, &a->sum, &req);
-		snprintf(err, errlen, "dev %s: reservation %s of %s refused: %s", a->dev,
-			 q->r.name, qos_fmt_rate(req.rate_bps, rate, sizeof(rate)), msg);
-		if (old)
-			qos_resv_sum_step(&a->sum, &a->c, &old_req, 1);
-		return -ENOSPC;
-	}
-	qos_resv_sum_step(&a->sum, &a->c, &req, 1);
-	if (old) {
-		/* Same id, new terms: the rule keeps its place and policer
-		 * slot only if its match is unchanged; simplest is anew. */
-		*old = q->r;
-		return 0;
-	}
-	ret = qos_rules_add(a->cur, &q->r);
-	return ret ?: qos_resv_index_add(&a->names, a->cur->n - 1);
-}
-
-/*
  * Change the reservations of @name: open it locked, with its rules and no
  * expired reservations, let @fn change them, and commit the rules in one
  * transaction.
  */
-static int change_dev(const char *name, int (*fn)(struct admission *a, void *arg, char *err,
+static int change_dev(const char *name, int (*fn)(struct qos_admission *a, void *arg, char *err,
 						  size_t errlen),
 		      void *arg, char *err, size_t errlen)
 {
 	struct qos_rules cur = {};
-	struct admission a;
+	struct qos_admission a;
 	struct qos_dev dev;
 	int ret;
 
@@ -145,20 +41,20 @@ static int change_dev(const char *name, int (*fn)(struct admission *a, void *arg
 	if (ret)
 		return ret;
 	qos_reserve_purge(&cur, qos_boottime_ns());
-	ret = admission_init(&a, &cur, &dev.cfg.meta, name);
+	ret = qos_admission_init(&a, &cur, &dev.cfg.meta, name);
 	if (ret)
 		snprintf(err, errlen, "%s", strerror(-ret));
 	ret = ret ?: fn(&a, arg, err, errlen);
 	ret = ret ?: qos_txn_rules(&dev, &cur, err, errlen);
-	qos_resv_index_free(&a.names);
+	qos_admission_free(&a);
 	qos_rules_free(&cur);
 	qos_txn_close(&dev);
 	return ret;
 }
 
-static int add_one(struct admission *a, void *arg, char *err, size_t errlen)
+static int add_one(struct qos_admission *a, void *arg, char *err, size_t errlen)
 {
-	return admit(a, arg, false, err, errlen);
+	return qos_admission_add(a, arg, false, err, errlen);
 }
 
 static int reserve_add(const char *name, int argc, char **argv, char *err, size_t errlen)
@@ -186,7 +82,7 @@ static int reserve_add(const char *name, int argc, char **argv, char *err, size_
 	return ret;
 }
 
-static int del_one(struct admission *a, void *arg, char *err, size_t errlen)
+static int del_one(struct qos_admission *a, void *arg, char *err, size_t errlen)
 {
 	struct qos_rule *r = qos_resv_index_find(&a->names, arg);
 	struct qos_rules *cur = a->cur;
@@ -263,7 +159,7 @@ static void list_json(const struct qos_rules *cur, const struct qos_meta *meta, 
 	json_object_put(o);
 }
 
-static int sweep(struct admission *a, void *arg, char *err, size_t errlen)
+static int sweep(struct qos_admission *a, void *arg, char *err, size_t errlen)
 {
 	return 0;
 }
@@ -387,7 +283,7 @@ struct dev_requests {
 	size_t first, n, k;
 };
 
-static int add_file(struct admission *a, void *arg, char *err, size_t errlen)
+static int add_file(struct qos_admission *a, void *arg, char *err, size_t errlen)
 {
 	struct dev_requests *d = arg;
 	size_t j;
@@ -396,7 +292,7 @@ static int add_file(struct admission *a, void *arg, char *err, size_t errlen)
 	for (j = d->first; j < d->n && !ret; j++) {
 		if (strcmp(d->devs[j], d->dev))
 			continue;
-		ret = admit(a, &d->qs[j], true, err, errlen);
+		ret = qos_admission_add(a, &d->qs[j], true, err, errlen);
 		d->k++;
 	}
 	return ret;

@@ -14,7 +14,7 @@
 #include "out/prom.h"
 #include "out/report.h"
 #include "out/watch.h"
-#include "probe/pstate.h"
+#include "probe/sla_state.h"
 #include "txn/txn.h"
 
 /* With @sla, also the SLA verdicts the probes publish for the device. */

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "kernel/dev.h"
+#include "model/profile_path.h"
 
 static const char *cur;
 
@@ -57,16 +58,16 @@ static void cands_ifaces(void)
 
 static void cands_profiles(void)
 {
-	static struct cli_profiles ps;
+	static struct qos_profile_scan ps;
 	char desc[512];
 	size_t i;
 
-	if (cli_profiles_scan(&ps))
+	if (qos_profiles_scan(&ps))
 		return;
 	for (i = 0; i < ps.n; i++)
 		if (ps.p[i].hidden_by < 0)
-			cand(ps.p[i].name, cli_profile_desc(&ps, &ps.p[i], desc, sizeof(desc)));
-	cli_profiles_free(&ps);
+			cand(ps.p[i].name, qos_profile_desc(&ps, &ps.p[i], desc, sizeof(desc)));
+	qos_profiles_free(&ps);
 }
 
 /* The classes of the profile on @name: needs what `show` needs (root). */

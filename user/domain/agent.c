@@ -23,6 +23,7 @@
 #include "domain/agent.h"
 #include "kernel/dev.h"
 #include "kernel/rulemap.h"
+#include "lib/file.h"
 #include "lib/names.h"
 #include "lib/util.h"
 #include "model/profile.h"
@@ -40,12 +41,14 @@ void qos_agent_desired_init(struct qos_agent_desired *d)
 	memset(d, 0, sizeof(*d));
 	d->ifs = json_object_new_object();
 	d->edge = json_object_new_object();
+	d->transit = json_object_new_object();
 }
 
 void qos_agent_desired_free(struct qos_agent_desired *d)
 {
 	json_object_put(d->ifs);
 	json_object_put(d->edge);
+	json_object_put(d->transit);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -65,6 +68,8 @@ int qos_agent_desired_set(struct qos_agent_desired *d, const char *rel, const ch
 		to = d->ifs;
 	else if (!strncmp(rel, "resv/", 5))
 		to = d->edge;
+	else if (!strncmp(rel, "transit/", 8))
+		to = d->transit;
 	else
 		return 1;
 	name = strchr(rel, '/') + 1;
@@ -132,6 +137,7 @@ int qos_agent_save(const char *router, const struct qos_agent_desired *d, char *
 	json_object_object_add(o, "cluster_id", json_object_new_string(cid));
 	json_object_object_add(o, "interfaces", json_object_get(d->ifs));
 	json_object_object_add(o, "edge", json_object_get(d->edge));
+	json_object_object_add(o, "transit", json_object_get(d->transit));
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	ret = qos_file_replace(dir, name, s, strlen(s), 0600);
 	if (ret)
@@ -172,7 +178,7 @@ static int read_state(int dir, const char *name, void **buf, size_t *len, char *
 static int parse_state(const char *name, const char *buf, struct qos_agent_desired *d, char *err,
 		       size_t errlen)
 {
-	json_object *o = json_tokener_parse(buf), *ifs, *edge;
+	json_object *o = json_tokener_parse(buf), *ifs, *edge, *transit;
 	const char *cid;
 
 	if (!json_object_object_get_ex(o, "interfaces", &ifs) ||
@@ -186,6 +192,9 @@ static int parse_state(const char *name, const char *buf, struct qos_agent_desir
 	qos_agent_desired_free(d);
 	d->ifs = json_object_get(ifs);
 	d->edge = json_object_get(edge);
+	d->transit = json_object_object_get_ex(o, "transit", &transit) &&
+		     json_object_is_type(transit, json_type_object) ?
+		     json_object_get(transit) : json_object_new_object();
 	d->revision = field_i64(o, "revision");
 	cid = field(o, "cluster_id");
 	d->cluster_id = cid ? strtoull(cid, NULL, 10) : 0;
@@ -481,7 +490,7 @@ int qos_agent_reconcile(const struct qos_agent_desired *d, struct qos_agent_resu
 
 /*
  * The device the kernel's route lookup (RTM_GETROUTE) sends packets to
- * @dst out of, for the prefix's first address: its ifindex, or -errno.
+ * @dst out of, for an address in the prefix: its ifindex, or -errno.
  */
 static int route_oif(struct nl_sock *sk, const char *dst)
 {
@@ -493,6 +502,10 @@ static int route_oif(struct nl_sock *sk, const char *dst)
 
 	if (qos_parse_prefix(dst, &family, addr, &plen))
 		return -EINVAL;
+	/* A host inside the prefix, not its first address: on a router that
+	 * is IPv6's subnet-router anycast address, which routes to lo. */
+	if (plen < (family == AF_INET ? 32 : 128))
+		addr[(family == AF_INET ? 4 : 16) - 1] |= 1;
 	a = nl_addr_build(family, addr, family == AF_INET ? 4 : 16);
 	if (!a)
 		return -ENOMEM;
@@ -518,29 +531,42 @@ static void drift_add(struct qos_agent_result *res, const char *id, const char *
 	json_object_array_add(res->drift, o);
 }
 
+/* Drift of the reservations of @by_id; of installed ones only if @installed_only. */
+static void drift_of(struct nl_sock *sk, json_object *by_id, bool installed_only,
+		     struct qos_agent_result *res)
+{
+	json_object_object_foreach(by_id, id, v) {
+		const char *dst = arg(v, "dst"), *dev = field(v, "dev");
+		json_object *o = NULL;
+		int oif;
+
+		if (!dst || !dev)
+			continue;
+		json_object_object_get_ex(res->resv, id, &o);
+		if (installed_only &&
+		    (!o || !json_object_get_boolean(json_object_object_get(o, "installed"))))
+			continue;
+		oif = route_oif(sk, dst);
+		/* No route at all is drift too: the flow goes nowhere. */
+		if (installed_only)
+			json_object_object_add(o, "drift", json_object_new_boolean(
+				oif != (int)if_nametoindex(dev)));
+		if (oif != (int)if_nametoindex(dev))
+			drift_add(res, id, dev, oif);
+	}
+}
+
 void qos_agent_drift(const struct qos_agent_desired *d, struct qos_agent_result *res)
 {
 	struct nl_sock *sk = nl_socket_alloc();
 
+	json_object_put(res->drift);
 	res->drift = json_object_new_array();
 	if (!sk || nl_connect(sk, NETLINK_ROUTE)) {
 		nl_socket_free(sk);
 		return;
 	}
-	json_object_object_foreach(d->edge, id, v) {
-		const char *dst = arg(v, "dst"), *dev = field(v, "dev");
-		json_object *o;
-		int oif;
-
-		if (!dst || !dev || !json_object_object_get_ex(res->resv, id, &o) ||
-		    !json_object_get_boolean(json_object_object_get(o, "installed")))
-			continue;
-		oif = route_oif(sk, dst);
-		/* No route at all is drift too: the flow goes nowhere. */
-		json_object_object_add(o, "drift", json_object_new_boolean(
-			oif != (int)if_nametoindex(dev)));
-		if (oif != (int)if_nametoindex(dev))
-			drift_add(res, id, dev, oif);
-	}
+	drift_of(sk, d->edge, true, res);
+	drift_of(sk, d->transit, false, res);
 	nl_socket_free(sk);
 }

@@ -23,6 +23,8 @@ struct qos_agent_desired {
 	json_object *ifs;	/* dev -> {"profile": ..., "rate_bps": ...} */
 	json_object *edge;	/* id -> {"dev", "args": [[key, value], ...],
 				 * "end_unix_ns"}: the reservations R is the edge of */
+	json_object *transit;	/* id -> the same, with R's "dev": those R carries
+				 * further on (checked for drift only) */
 	int64_t revision;	/* etcd's revision the state is as of */
 	uint64_t cluster_id;	/* of the cluster it was read from */
 };
@@ -33,7 +35,8 @@ void qos_agent_desired_free(struct qos_agent_desired *d);
 void qos_agent_desired_clear(struct qos_agent_desired *d);
 
 /*
- * Key @rel (the key less the router's prefix: "iface/eth1", "resv/lab")
+ * Key @rel (the key less the router's prefix: "iface/eth1", "resv/lab",
+ * "transit/lab")
  * now holds @val (JSON), or was deleted (@val NULL). Keys of other kinds
  * are ignored (1); a value that is not a JSON object is an error naming
  * the key, and the state is unchanged.
@@ -72,9 +75,9 @@ void qos_agent_result_free(struct qos_agent_result *r);
 int qos_agent_reconcile(const struct qos_agent_desired *d, struct qos_agent_result *res);
 
 /*
- * Path drift: for each edge reservation in @res with a destination, whether
- * the kernel routes it out of another device than the reservation's (a
- * route lookup, RTM_GETROUTE): its "drift", and res->drift lists them.
+ * Path drift: for each installed edge reservation and each transit one with
+ * a destination, whether the kernel routes it out of another device than
+ * the path's (a route lookup, RTM_GETROUTE): res->drift lists them.
  */
 void qos_agent_drift(const struct qos_agent_desired *d, struct qos_agent_result *res);
 

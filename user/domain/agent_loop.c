@@ -31,6 +31,8 @@
 #define AGENT_STOP		2	/* SIGINT or SIGTERM */
 #define AGENT_TROUBLE		3	/* etcd failed a request */
 
+/* Routes change without etcd knowing: drift is looked up again this often. */
+#define AGENT_DRIFT_MS		5000
 /* How long the last request may take once asked to stop (ms). */
 #define AGENT_STOP_MS		1000
 /* Wait between attempts while etcd cannot be reached (ms, doubling). */
@@ -66,6 +68,7 @@ struct agent {
 	int64_t lease;
 	int64_t keepalive_at, relist_at;	/* mono_ms() */
 	int64_t next_end;		/* ns since the epoch: the next reservation to expire */
+	int64_t drift_at;		/* mono_ms(): the next route lookups */
 	bool published;			/* the status is in etcd as it is now */
 	bool relist;			/* list everything before watching */
 	unsigned int relists;		/* how many times, for the status */
@@ -88,6 +91,7 @@ static void reconcile(struct agent *a)
 		qos_agent_result_free(&a->res);
 	ret = qos_agent_reconcile(&a->d, &a->res);
 	qos_agent_drift(&a->d, &a->res);
+	a->drift_at = mono_ms() + AGENT_DRIFT_MS;
 	a->have_res = true;
 	a->next_end = qos_agent_next_end(&a->d, qos_agent_now_unix_ns());
 	if (ret) {
@@ -256,6 +260,18 @@ static int on_watch(const struct qos_etcd_watch_resp *r, void *arg)
 	return publish(a) ? AGENT_TROUBLE : 0;
 }
 
+/* The route lookups again; the status is published if they changed. */
+static void drift_again(struct agent *a)
+{
+	char *before = strdup(json_object_to_json_string(a->res.drift));
+
+	qos_agent_drift(&a->d, &a->res);
+	if (!before || strcmp(before, json_object_to_json_string(a->res.drift)))
+		a->published = false;
+	free(before);
+	a->drift_at = mono_ms() + AGENT_DRIFT_MS;
+}
+
 /* About once a second during the watch: expiry, status, periodic relist. */
 static int on_tick(void *arg)
 {
@@ -265,6 +281,8 @@ static int on_tick(void *arg)
 		return AGENT_STOP;
 	if (a->next_end && a->next_end <= qos_agent_now_unix_ns())
 		reconcile(a);
+	if (a->have_res && mono_ms() >= a->drift_at)
+		drift_again(a);
 	if (mono_ms() >= a->relist_at)
 		return AGENT_RELIST;
 	return publish(a) ? AGENT_TROUBLE : 0;

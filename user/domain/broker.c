@@ -552,7 +552,7 @@ struct adm {
 	size_t nhops;
 	char id[QOS_NAME_MAX + 1];
 	char rkey[QOS_DOM_KEY_MAX];
-	char ekey[QOS_DOM_KEY_MAX];
+	char hkey[QOS_DOM_MAX_HOPS][QOS_DOM_KEY_MAX];	/* qos_dom_hop_key() */
 	char nonce[33];
 	int64_t lease;
 	uint64_t end_unix_ns;
@@ -585,7 +585,6 @@ static int adm_path(struct adm *a, char *err, size_t errlen)
 {
 	const struct qos_rule *r = &a->rq.r;
 	const struct qos_dom_prefix *s, *t;
-	char sub[QOS_DOM_KEY_MAX];
 	size_t i;
 	int ret;
 
@@ -604,11 +603,11 @@ static int adm_path(struct adm *a, char *err, size_t errlen)
 			 ret == -E2BIG ? ": too many hops" : "");
 		return ret;
 	}
-	for (i = 0; i < a->nhops; i++)
+	for (i = 0; i < a->nhops; i++) {
 		qos_dom_key(a->lkey[i], sizeof(a->lkey[i]), QOS_DOM_LEDGER,
 			    a->hops[i].ifc->router, a->hops[i].ifc->dev);
-	snprintf(sub, sizeof(sub), "resv/%s", a->id);
-	qos_dom_key(a->ekey, sizeof(a->ekey), QOS_DOM_DESIRED, a->hops[0].ifc->router, sub);
+		qos_dom_hop_key(a->hkey[i], sizeof(a->hkey[i]), a->hops[i].ifc->router, a->id, i);
+	}
 	a->burst = a->rq.r.police_burst ?:
 		   QOS_RESERVE_BURST_FRAMES * (uint64_t)a->hops[0].ifc->cls.max_pkt;
 	return 0;
@@ -780,11 +779,13 @@ static json_object *resv_json(const struct adm *a, const struct qos_resv_sum *s)
 	return o;
 }
 
-static json_object *edge_json(const struct adm *a)
+/* The key of hop @i's router: its egress interface and its place. */
+static json_object *hop_key_json(const struct adm *a, size_t i)
 {
 	json_object *o = common_json(a);
 
-	if (!o || JADD(o, "dev", json_object_new_string(a->hops[0].ifc->dev))) {
+	if (!o || JADD(o, "dev", json_object_new_string(a->hops[i].ifc->dev)) ||
+	    JADD(o, "hop", json_object_new_uint64(i))) {
 		json_object_put(o);
 		return NULL;
 	}
@@ -850,11 +851,11 @@ static int adm_commit(struct qos_etcd *e, const struct adm *a, const struct qos_
 		      struct qos_etcd_txn_res *res)
 {
 	struct qos_etcd_txn *t = qos_etcd_txn_new();
-	json_object *edge = edge_json(a);
+	json_object *hk = NULL;
 	size_t i;
 	int ret = -ENOMEM;
 
-	if (!t || !edge || !a->value)
+	if (!t || !a->value)
 		goto out;
 	qos_etcd_txn_cmp(t, QOS_DOM_STAMP, QOS_ETCD_MOD, QOS_ETCD_EQ, a->stamp_mod);
 	qos_etcd_txn_cmp(t, a->rkey, QOS_ETCD_CREATE, QOS_ETCD_EQ, 0);
@@ -867,14 +868,17 @@ static int adm_commit(struct qos_etcd *e, const struct adm *a, const struct qos_
 			goto out;
 		qos_etcd_txn_put(t, true, a->lkey[i], plain(lj), strlen(plain(lj)), 0);
 		json_object_put(lj);
+		hk = hop_key_json(a, i);
+		if (!hk)
+			goto out;
+		qos_etcd_txn_put(t, true, a->hkey[i], plain(hk), strlen(plain(hk)), a->lease);
+		json_object_put(hk);
 	}
 	qos_etcd_txn_put(t, true, a->rkey, plain(a->value), strlen(plain(a->value)), a->lease);
-	qos_etcd_txn_put(t, true, a->ekey, plain(edge), strlen(plain(edge)), a->lease);
 	qos_etcd_txn_get(t, false, a->rkey, 0);
 	qos_fault_point("domain-commit");
 	ret = qos_etcd_txn_commit(e, t, res);
 out:
-	json_object_put(edge);
 	qos_etcd_txn_free(t);
 	return ret;
 }
@@ -1029,7 +1033,7 @@ int qos_broker_reserve(struct qos_etcd *e, const struct qos_broker_req *q, json_
 /* A reservation's path: its routers and interfaces, and the keys. */
 struct rel {
 	char rkey[QOS_DOM_KEY_MAX];
-	char ekey[QOS_DOM_KEY_MAX];
+	char hkey[QOS_DOM_MAX_HOPS][QOS_DOM_KEY_MAX];
 	char lkey[QOS_DOM_MAX_HOPS][QOS_DOM_KEY_MAX];
 	size_t nhops;
 	int64_t mod;
@@ -1039,7 +1043,6 @@ struct rel {
 static int rel_decode(const struct qos_etcd_kv *kv, const char *id, struct rel *r)
 {
 	json_object *o = kv_json(kv), *path, *h, *rt, *dev, *lease;
-	char sub[QOS_DOM_KEY_MAX];
 	size_t i, n;
 	int ret = -EINVAL;
 
@@ -1053,11 +1056,7 @@ static int rel_decode(const struct qos_etcd_kv *kv, const char *id, struct rel *
 			goto out;
 		qos_dom_key(r->lkey[i], sizeof(r->lkey[i]), QOS_DOM_LEDGER,
 			    json_object_get_string(rt), json_object_get_string(dev));
-		if (i == 0) {
-			snprintf(sub, sizeof(sub), "resv/%s", id);
-			qos_dom_key(r->ekey, sizeof(r->ekey), QOS_DOM_DESIRED,
-				    json_object_get_string(rt), sub);
-		}
+		qos_dom_hop_key(r->hkey[i], sizeof(r->hkey[i]), json_object_get_string(rt), id, i);
 	}
 	r->nhops = n;
 	r->mod = kv->mod_revision;
@@ -1081,7 +1080,8 @@ static struct qos_etcd_txn *rel_txn(const struct rel *r, const char *id,
 		return NULL;
 	qos_etcd_txn_cmp(t, r->rkey, QOS_ETCD_MOD, QOS_ETCD_EQ, r->mod);
 	qos_etcd_txn_del(t, true, r->rkey, 0);
-	qos_etcd_txn_del(t, true, r->ekey, 0);
+	for (i = 0; i < r->nhops; i++)
+		qos_etcd_txn_del(t, true, r->hkey[i], 0);
 	for (i = 0; i < r->nhops; i++) {
 		const struct qos_etcd_kv *kv = rd->ranges[i].n ? &rd->ranges[i].kv[0] : NULL;
 		struct qos_dom_ledger l;

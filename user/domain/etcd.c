@@ -27,6 +27,7 @@ struct qos_etcd {
 	unsigned int timeout_ms;
 	char *ca, *cert, *key;
 	struct qos_etcd_hdr hdr;
+	int retry_err;		/* why the last member was left */
 	char msg[512];
 };
 
@@ -473,7 +474,8 @@ static int post_once(struct qos_etcd *e, const char *path, const char *body, boo
 
 		free(b.p);
 		if (unsent || idempotent) {
-			etcd_fail(e, -ECONNREFUSED, "etcd %s: %s", e->url[e->cur],
+			e->retry_err = unsent ? -ECONNREFUSED : -ETIMEDOUT;
+			etcd_fail(e, e->retry_err, "etcd %s: %s", e->url[e->cur],
 				  curl_easy_strerror(rc));
 			return 1;
 		}
@@ -492,6 +494,7 @@ static int post_once(struct qos_etcd *e, const char *path, const char *body, boo
 		json_object_put(*resp);
 		*resp = NULL;
 		/* Another member may have a leader; a write is never resent. */
+		e->retry_err = err;
 		return err == -EAGAIN && idempotent ? 1 : err;
 	}
 	parse_hdr(*resp, &e->hdr);
@@ -516,11 +519,11 @@ static int etcd_post(struct qos_etcd *e, const char *path, json_object *req, boo
 		if (ret <= 0)
 			break;
 		e->cur = (e->cur + 1) % e->n;
-		ret = -ECONNREFUSED;
+		ret = e->retry_err;
 	}
 	if (!ret)
 		e->msg[0] = '\0';
-	else if (ret == -ECONNREFUSED && e->n > 1) {
+	else if (i == e->n && e->n > 1) {
 		char last[sizeof(e->msg)];
 
 		memcpy(last, e->msg, sizeof(last));

@@ -18,7 +18,8 @@
  *
  * Errors, from etcd's gRPC codes and from libcurl:
  *	-ECONNREFUSED	no endpoint could be reached
- *	-ETIMEDOUT	the request timed out (a write: outcome unknown)
+ *	-ETIMEDOUT	the request timed out (a write: outcome unknown; a
+ *			read: at every endpoint)
  *	-EAGAIN		etcd unavailable (no leader, leader changed)
  *	-ERANGE		revision compacted or in the future
  *	-ENOENT		lease not found

@@ -29,6 +29,13 @@ const char *qos_dom_key(char *buf, size_t len, const char *base, const char *a, 
 	return buf;
 }
 
+const char *qos_dom_hop_key(char *buf, size_t len, const char *router, const char *id,
+			    size_t hop)
+{
+	snprintf(buf, len, "%s%s/%s/%s", QOS_DOM_DESIRED, router, hop ? "transit" : "resv", id);
+	return buf;
+}
+
 int qos_domain_router(const struct qos_domain *d, const char *name)
 {
 	size_t i;

@@ -149,6 +149,12 @@ int qos_domain_admit(const struct qos_dom_hop *hops, size_t n, struct qos_dom_le
 /* Add @v (consumed, NULL: ENOMEM) to object @o as @key: 0 or -ENOMEM. */
 int qos_dom_json_add(json_object *o, const char *key, json_object *v);
 
+/* The key of reservation @id for the router of hop @hop of its path:
+ * /qosctl/router/R/resv/ID at the first (the edge, which installs it),
+ * /qosctl/router/R/transit/ID further on (checked for drift only). */
+const char *qos_dom_hop_key(char *buf, size_t len, const char *router, const char *id,
+			    size_t hop);
+
 /* Keys: "/qosctl/ledger/r1/eth1" into @buf. */
 const char *qos_dom_key(char *buf, size_t len, const char *base, const char *a, const char *b);
 

@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "../bpf/qos_common.h"
+/* The kernel memory these maps take, for validate and the dry run. */
+#include "kernel/mapmem.h"
 
 /* Where our filters sit in the clsact chains, when clsact is the path
  * (a kernel before 6.6, or a qosctl built with libbpf < 1.3). The programs

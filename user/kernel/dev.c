@@ -19,30 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernel/dev.h"
+#include "lib/file.h"
 #include "lib/util.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE	71
-#endif
-
-int qos_netns_cookie(uint64_t *cookie)
-{
-	socklen_t len = sizeof(*cookie);
-	int fd, ret = 0;
-
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 int qos_run_dir_open(char *err, size_t errlen)
 {
@@ -93,39 +75,6 @@ static void file_name(const struct qos_dev *dev, const char *suffix, char *buf, 
 	snprintf(buf, len, "%016" PRIx64 "-%d.%s", dev->netns, dev->ifindex, suffix);
 }
 
-int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
-{
-	char tmp[NAME_MAX + 1];
-	const char *p = buf;
-	int fd, ret = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	unlinkat(dirfd, tmp, 0);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	while (len && !ret) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			ret = n < 0 ? -errno : -EIO;
-		else {
-			p += n;
-			len -= n;
-		}
-	}
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && renameat(dirfd, tmp, dirfd, name))
-		ret = -errno;
-	if (ret)
-		unlinkat(dirfd, tmp, 0);
-	return ret;
-}
-
 int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void *buf,
 		       size_t len)
 {
@@ -133,41 +82,6 @@ int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void
 
 	file_name(dev, suffix, name, sizeof(name));
 	return qos_file_replace(dev->run_fd, name, buf, len, 0600);
-}
-
-int qos_file_read_fd(int fd, void **bufp, size_t *lenp, size_t max)
-{
-	struct stat st;
-	size_t got = 0;
-	char *buf;
-	int ret = 0;
-
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return -EINVAL;
-	if ((uintmax_t)st.st_size > max)
-		return -EFBIG;
-	buf = malloc(st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			break;
-		}
-		got += n;
-	}
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	buf[got] = '\0';
-	*bufp = buf;
-	*lenp = got;
-	return 0;
 }
 
 int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **bufp, size_t *lenp,

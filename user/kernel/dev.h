@@ -46,9 +46,6 @@ int qos_dev_open(struct qos_dev *dev, const char *name, unsigned int flags, char
 int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen);
 void qos_dev_close(struct qos_dev *dev);
 
-/* The cookie of this process's network namespace. */
-int qos_netns_cookie(uint64_t *cookie);
-
 /*
  * Open QOS_RUN_DIR, creating it root-owned 0700 if missing, and refuse it
  * if it is a symlink, not a directory, not owned by us, or writable by
@@ -67,14 +64,6 @@ int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void
 int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **buf, size_t *len,
 		      size_t max);
 int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix);
-
-/* Replace @name in @dirfd with @buf atomically (a temporary file, renamed),
- * never through a symlink. -errno. */
-int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
-/* The whole of the regular file @fd, in a malloc()ed buffer, one byte
- * more than its length (a terminating 0 for text). -errno; -EFBIG when
- * it is longer than @max: nothing is allocated or read. */
-int qos_file_read_fd(int fd, void **bufp, size_t *lenp, size_t max);
 
 /* Take the device's lock again (a process that inherited the handle). */
 int qos_dev_relock(struct qos_dev *dev, char *err, size_t errlen);

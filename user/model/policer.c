@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "model/perr.h"
 #include "model/policer.h"
 #include "model/profile.h"
 #include "lib/util.h"

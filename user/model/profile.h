@@ -108,47 +108,18 @@ struct qos_class_plan {
 };
 
 /*
- * The source tree's tc-profiles/, defined (user/intree.c) only in the
- * in-tree qosctl; NULL in the installed one, which must not look into a
- * build tree.
- */
-extern const char qos_tree_profile_dir[] __attribute__((weak));
-
-/*
- * The profile directories, in search order: each of $QOSCTL_PROFILE_DIR
- * (a list separated by ':'), SYSCONFDIR/qosctl/profiles, then the built-in
- * (DATADIR/tc-profiles, fixed by `make install`), and in the in-tree
- * qosctl the source tree's tc-profiles/. @fn gets each with where it came
- * from ("QOSCTL_PROFILE_DIR", "local", "built-in"); a
- * non-zero return ends the walk and is returned.
- */
-int qos_profile_dirs(int (*fn)(const char *dir, const char *origin, void *arg), void *arg);
-
-/* Find a profile: a path if @name contains '/', else NAME in the first
- * profile directory that has it. */
-int qos_profile_find(const char *name, char *path, size_t len);
-
-/*
- * Parse and check everything that does not depend on the link rate.
- * On error, @err holds "FILE:LINE: KEY: reason".
+ * Parse (model/profile_read.c) and check (model/profile_check.c)
+ * everything that does not depend on the link rate. On error, @err holds
+ * "FILE:LINE: KEY: reason" (model/perr.h).
  */
 int qos_profile_load(const char *name, struct qos_profile *p, char *err, size_t errlen);
 
 /* Free what qos_profile_load() allocated (the rules). */
 void qos_profile_free(struct qos_profile *p);
 
-/* Write "FILE:LINE: KEY: message" into @err; returns -EINVAL. Every
- * profile error goes through it, so all name the file, line and key. */
-int qos_profile_errf(char *err, size_t len, const struct qos_profile *p, int line,
-		     const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-/* Warn (qos_rate_check) about rate @v of @key at @line, resolved to @bps
- * (against @link_bps for a share, else 0): "FILE:LINE: KEY: ...". */
-void qos_profile_rate_check(const struct qos_profile *p, int line, const char *key,
-			    const char *v, uint64_t bps, uint64_t link_bps);
-
-/* Resolve rates against @link_bps and check the sums; policer bursts
- * derived by qosctl hold a full frame at @mtu. Same error form. */
+/* Resolve rates against @link_bps and check the sums (model/profile_rate.c);
+ * policer bursts derived by qosctl hold a full frame at @mtu. Same error
+ * form. */
 int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t mtu,
 			struct qos_class_plan *plan, char *err, size_t errlen);
 
@@ -156,47 +127,20 @@ int qos_profile_resolve(const struct qos_profile *p, uint64_t link_bps, uint32_t
  * at @mtu (it would drop, or police as red, each such frame). */
 void qos_profile_check_mtu(const struct qos_profile *p, uint32_t mtu);
 
+/* The class named @name, NULL if none (model/profile.c). */
 const struct qos_class_spec *qos_profile_class(const struct qos_profile *p,
 					       const char *name);
 
-/* The DSCP -> class tables and mark layout, as the data path reads them. */
+/* The DSCP -> class tables and mark layout, as the data path reads them
+ * (model/cfg.c). */
 void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg);
 
-/* Kernel memory of the maps an apply of a profile creates on one interface. */
-struct qos_profile_mem {
-	uint64_t rule_hash;	/* qos_rules with every entry in use */
-	uint64_t rule_stats;	/* per-CPU rule hit counters, every id in use */
-	uint64_t rule_police;	/* rule policers with their counters, every rule policed */
-	uint64_t counters;	/* per-CPU class, unparsed and class policer counters */
-	uint64_t other;		/* configuration (with the rule shapes), class policers */
-};
-
 /*
- * Estimate, in bytes, the kernel memory an apply takes on one interface
- * with a rule table of @rule_entries and @ncpus possible CPUs
- * (libbpf_num_possible_cpus()): its maps, the rule hash full and every rule
- * policed (as reservations are). Fills @mem
- * with the parts when not NULL.
- */
-uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem);
-
-/*
- * What the schedulers make of a profile (user/sched.c): the qdisc class a
+ * What the schedulers make of a profile (model/sched.c): the qdisc class a
  * profile class is queued in, and the scheduler-specific checks.
  */
 int qos_sched_parse(const char *s, enum qos_sched *sched);
 uint32_t qos_profile_classid(const struct qos_profile *p, const struct qos_class_spec *cl);
 int qos_prio_band(const struct qos_profile *p, const struct qos_class_spec *cl);
-
-/*
- * Checks and derivations beyond the basic ones (user/validate.c): CBQ
- * parameters onto HTB, burst at least a frame, scheduler constraints,
- * named classes exist. qos_profile_load() calls the first,
- * qos_profile_resolve() the second.
- */
-int qos_profile_check_ext(struct qos_profile *p, char *err, size_t errlen);
-int qos_profile_check_shares(const struct qos_profile *p, const struct qos_class_plan *plan,
-			     uint64_t link_bps, char *err, size_t errlen);
-
 
 #endif /* __QOS_PROFILE_H */

@@ -227,6 +227,98 @@ int qos_reserve_fit(struct qos_rules *l, const struct qos_meta *meta, const char
 	}
 }
 
+int qos_admission_init(struct qos_admission *a, struct qos_rules *cur,
+		       const struct qos_meta *meta, const char *dev)
+{
+	a->cur = cur;
+	a->meta = meta;
+	a->dev = dev;
+	a->c = qos_resv_class_of(meta);
+	a->sum = qos_reserve_sum(cur, &a->c, qos_boottime_ns());
+	return qos_resv_index_init(&a->names, cur);
+}
+
+void qos_admission_free(struct qos_admission *a)
+{
+	qos_resv_index_free(&a->names);
+}
+
+/* The request's terms: named, bound to the class, checked, its expiry. */
+static int request_bind(struct qos_admission *a, struct qos_reserve_req *q, char *err, size_t errlen)
+{
+	const char *key;
+	char msg[256];
+
+	if (!a->meta->reserve_class) {
+		snprintf(err, errlen,
+			 "dev %s: profile %s has no reserve-class: reservations need one",
+			 a->dev, a->meta->profile);
+		return -EOPNOTSUPP;
+	}
+	if (!q->r.police_bps) {
+		snprintf(err, errlen, "rate: a reservation needs a rate");
+		return -EINVAL;
+	}
+	if (!q->r.name[0])
+		qos_resv_index_name(&a->names, q->r.name, sizeof(q->r.name));
+	qos_reserve_bind(&q->r, a->meta);
+	if (qos_rule_check(&q->r, &key, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", key, msg);
+		return -EINVAL;
+	}
+	q->r.expires_ns = q->for_ns ? qos_boottime_ns() + q->for_ns : 0;
+	return 0;
+}
+
+int qos_admission_add(struct qos_admission *a, struct qos_reserve_req *q, bool replace,
+		      char *err, size_t errlen)
+{
+	struct qos_resv_req req, old_req;
+	enum qos_resv_verdict v;
+	struct qos_rule *old;
+	char rate[32], msg[384];
+	int ret;
+
+	ret = request_bind(a, q, err, errlen);
+	if (ret)
+		return ret;
+	old = qos_resv_index_find(&a->names, q->r.name);
+	if (old && !replace) {
+		snprintf(err, errlen, "dev %s: reservation %s exists (reserve del first)", a->dev,
+			 q->r.name);
+		return -EEXIST;
+	}
+	/* The same terms again: nothing to change, and the rule keeps its id,
+	 * policer and counters (a broker resends its whole file). */
+	if (old && qos_rule_same(old, &q->r) && old->expires_ns == q->r.expires_ns) {
+		q->r = *old;
+		return 0;
+	}
+	req = qos_resv_req_of(&q->r);
+	if (old) {
+		old_req = qos_resv_req_of(old);
+		qos_resv_sum_step(&a->sum, &a->c, &old_req, -1);
+	}
+	v = qos_resv_admit(&a->c, &a->sum, &req);
+	if (v != QOS_RESV_ADMIT) {
+		qos_resv_refusal(msg, sizeof(msg), v, &a->c, &a->sum, &req);
+		snprintf(err, errlen, "dev %s: reservation %s of %s refused: %s", a->dev,
+			 q->r.name, qos_fmt_rate(req.rate_bps, rate, sizeof(rate)), msg);
+		if (old)
+			qos_resv_sum_step(&a->sum, &a->c, &old_req, 1);
+		return -ENOSPC;
+	}
+	qos_resv_sum_step(&a->sum, &a->c, &req, 1);
+	if (old) {
+		/* Same id, new terms: the rule keeps its place and policer
+		 * slot only if its match is unchanged; simplest is anew. */
+		*old = q->r;
+		return 0;
+	}
+	ret = qos_rules_add(a->cur, &q->r);
+	return ret ?: qos_resv_index_add(&a->names, a->cur->n - 1);
+}
+
 /* qos_parse_time()'s units, and hours and days. */
 static int parse_duration(const char *s, uint64_t *ns)
 {

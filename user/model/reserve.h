@@ -157,4 +157,32 @@ int qos_resv_index_add(struct qos_resv_index *x, size_t i);
 /* A name no rule of the list has, r1, r2, ...: amortised constant time. */
 void qos_resv_index_name(struct qos_resv_index *x, char *name, size_t len);
 
+/*
+ * A device's reservations being changed: its rules (expired reservations
+ * dropped), the class they are admitted to, the live set summed, and the
+ * names hashed, so that each request costs constant time.
+ */
+struct qos_admission {
+	struct qos_rules *cur;
+	const struct qos_meta *meta;
+	struct qos_resv_class c;
+	struct qos_resv_sum sum;
+	struct qos_resv_index names;
+	const char *dev;
+};
+
+/* Admission to the rules @cur of device @dev, whose configuration is @meta. */
+int qos_admission_init(struct qos_admission *a, struct qos_rules *cur,
+		       const struct qos_meta *meta, const char *dev);
+void qos_admission_free(struct qos_admission *a);
+
+/*
+ * Admit @q into the device's rules (qos_resv_admit() decides): named,
+ * bound to the class, checked, given its expiry. A reservation of the same
+ * id is replaced if @replace, else refused; the same terms again change
+ * nothing. On refusal @err has the numbers.
+ */
+int qos_admission_add(struct qos_admission *a, struct qos_reserve_req *q, bool replace,
+		      char *err, size_t errlen);
+
 #endif /* __QOS_MODEL_RESERVE_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Classification rules as data: parsing, checks, and the tuple-space layout
- * the BPF side reads (see qos_common.h). kernel/rulemap.h installs them.
+ * Classification rules as data: parsing, checks and printing (model/rule.c),
+ * and the tuple-space layout the BPF side reads (model/tuplespace.c, see
+ * qos_common.h). kernel/rulemap.h installs them.
  */
 #ifndef __QOS_MODEL_RULE_H
 #define __QOS_MODEL_RULE_H
@@ -85,6 +86,22 @@ int qos_rule_set(struct qos_rule *r, const char *key, const char *val, char *err
  */
 int qos_rule_check(const struct qos_rule *r, const char **key, char *err, size_t errlen);
 
+/*
+ * Cut [lo, hi] into the fewest aligned power-of-two blocks (the way a range
+ * becomes CIDR prefixes): at most 2 per block size, 30 for 16 bits. @val
+ * and @len (the block's prefix length, 0-16) get them; returns how many.
+ */
+unsigned int qos_port_blocks(uint16_t lo, uint16_t hi, uint16_t val[32], uint8_t len[32]);
+
+/* "src 2001:db8::/32 flowlabel 0x12345/0xfffff proto udp dport 1000-2000"
+ * into @buf. */
+const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len);
+
+int qos_rules_add(struct qos_rules *l, const struct qos_rule *r);
+void qos_rules_free(struct qos_rules *l);
+
+/* The tuple-space compiler (model/tuplespace.c). */
+
 /* Same match (src, dst, flow label, protocol, ports), and for qos_rule_same
  * also the same priority, name and actions. */
 bool qos_rule_same_match(const struct qos_rule *a, const struct qos_rule *b);
@@ -96,13 +113,6 @@ bool qos_rule_same(const struct qos_rule *a, const struct qos_rule *b);
  * counters of unchanged rules. O((n + m) log n).
  */
 int qos_rules_keep_ids(const struct qos_rules *cur, struct qos_rules *next);
-
-/* "src 2001:db8::/32 flowlabel 0x12345/0xfffff proto udp dport 1000-2000"
- * into @buf. */
-const char *qos_rule_fmt_match(const struct qos_rule *r, char *buf, size_t len);
-
-int qos_rules_add(struct qos_rules *l, const struct qos_rule *r);
-void qos_rules_free(struct qos_rules *l);
 
 /*
  * No two rules with the same match, at most QOS_RULE_SHAPES_MAX shapes per

@@ -30,7 +30,7 @@ int qos_sched_parse(const char *s, enum qos_sched *sched)
 }
 
 /* 0-based band: how many classes are served before @cl. Priorities are
- * distinct in a prio profile (qos_profile_check_ext). */
+ * distinct in a prio profile (model/profile_check.c). */
 int qos_prio_band(const struct qos_profile *p, const struct qos_class_spec *cl)
 {
 	unsigned int i;

@@ -8,7 +8,7 @@
 
 #include "../bpf/qos_common.h"
 #include "kernel/stats.h"
-#include "probe/pstate.h"
+#include "probe/sla_state.h"
 
 /* Views of `qosctl stats`; JSON always has every counter per family, and
  * the verdicts with QOS_STATS_DETAILS. */

@@ -14,6 +14,7 @@
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
 #include "kernel/rulemap.h"
+#include "model/perr.h"
 #include "model/reserve.h"
 #include "lib/util.h"
 #include "txn/plan.h"

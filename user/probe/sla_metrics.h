@@ -5,14 +5,14 @@
  * and the SLA verdict; written in the Prometheus text format
  * (Documentation/metrics.rst, "Probe metrics").
  */
-#ifndef __QOS_PMETRICS_H
-#define __QOS_PMETRICS_H
+#ifndef __QOS_PROBE_SLA_METRICS_H
+#define __QOS_PROBE_SLA_METRICS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "probe/probe.h"
+#include "probe/socket.h"
 
 /* Upper bounds of the RTT histogram's buckets, seconds; +Inf follows. */
 #define PM_BUCKETS	13
@@ -56,4 +56,4 @@ void pm_write(FILE *f, const struct pm_target *t);
  * reflecting thread updates them. */
 void pm_write_reflect(FILE *f, const struct probe_refl_stats *rs);
 
-#endif /* __QOS_PMETRICS_H */
+#endif /* __QOS_PROBE_SLA_METRICS_H */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lib/names.h"
-#include "probe/pmetrics.h"
+#include "probe/sla_metrics.h"
 
 /* From a loopback round trip (~10 us) to a congested queue's 1 s. */
 const double pm_bucket_s[PM_BUCKETS] = {

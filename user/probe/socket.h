@@ -4,8 +4,8 @@
  * IPv6 alike: one socket per probed class (its DSCP, its flow label), the
  * kernel's software timestamps where it gives them.
  */
-#ifndef __QOS_PROBE_H
-#define __QOS_PROBE_H
+#ifndef __QOS_PROBE_SOCKET_H
+#define __QOS_PROBE_SOCKET_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 
 #include "../bpf/qos_common.h"
-#include "probe/pstats.h"
+#include "probe/stream_stats.h"
 #include "probe/rguard.h"
 
 struct probe_stream {
@@ -75,4 +75,4 @@ int probe_reflect(const struct probe_refl_cfg *c, struct probe_refl_stats *rs, c
 /* "ADDR" (IPv4 or IPv6) and a port into @ss. */
 int probe_addr(const char *s, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);
 
-#endif /* __QOS_PROBE_H */
+#endif /* __QOS_PROBE_SOCKET_H */

@@ -3,8 +3,8 @@
  * The statistics of one probe stream, from the four timestamps of each
  * sequence number: no sockets, so selftests/test_stamp.c feeds it by hand.
  */
-#ifndef __QOS_PSTATS_H
-#define __QOS_PSTATS_H
+#ifndef __QOS_PROBE_STREAM_STATS_H
+#define __QOS_PROBE_STREAM_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,4 +70,4 @@ int64_t pstats_rtt(const struct pstats_slot *sl);
 /* Nearest-rank percentiles of @v (sorted in place). */
 void pstats_dist(int64_t *v, uint32_t n, struct pstats_dist *d);
 
-#endif /* __QOS_PSTATS_H */
+#endif /* __QOS_PROBE_STREAM_STATS_H */

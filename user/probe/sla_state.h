@@ -7,14 +7,14 @@
  * only what the directory chain says the probe wrote
  * (Documentation/assurance.rst, "The verdict in qosctl show").
  */
-#ifndef __QOS_PSTATE_H
-#define __QOS_PSTATE_H
+#ifndef __QOS_PROBE_SLA_STATE_H
+#define __QOS_PROBE_SLA_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe/pmetrics.h"
+#include "probe/sla_metrics.h"
 
 #define PROBE_STATE_DIR		"/run/qosctl-probe"
 /* A verdict older than this many of its windows is shown as stale. */
@@ -70,4 +70,4 @@ bool pstate_parse(const char *probe, const char *text, struct pstate_sla **v, in
  */
 int pstate_read(uint64_t netns, int ifindex, struct pstate_sla **out, char *err, size_t errlen);
 
-#endif /* __QOS_PSTATE_H */
+#endif /* __QOS_PROBE_SLA_STATE_H */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe/pstats.h"
+#include "probe/stream_stats.h"
 
 int pstats_init(struct pstats *s, uint32_t count)
 {

@@ -22,7 +22,7 @@
 #include <linux/in6.h>
 #include <linux/net_tstamp.h>
 
-#include "probe/probe.h"
+#include "probe/socket.h"
 #include "probe/stamp.h"
 
 #define TS_RX_FLAGS	(SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE)

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,10 @@
 
 #include <json-c/json.h>
 
-#include "kernel/dev.h"
+#include "lib/file.h"
 #include "lib/names.h"
 #include "lib/util.h"
-#include "probe/pstate.h"
+#include "probe/sla_state.h"
 
 /* The state of a sender is a few hundred bytes. */
 #define PSTATE_MAX_SIZE		65536
