@@ -125,12 +125,14 @@ for ((i = 0; i < 300; i++)); do
 	sleep 0.2
 done
 # Every status put, stamped as it arrives.
-in_ns "$M" env ETCDCTL_API=3 etcdctl --endpoints "$QOSCTL_ETCD" watch \
-	"/qosctl/status/a1-$SFX" | python3 -u -c '
+# etcdctl is the background job (its PID killed at the end); the stamping
+# python ends with its output.
+nsenter --net="/run/netns/$M" -- env ETCDCTL_API=3 etcdctl --endpoints "$QOSCTL_ETCD" \
+	watch "/qosctl/status/a1-$SFX" > >(python3 -u -c '
 import sys, time
 for line in sys.stdin:
     if line.startswith("{"):
-        print(time.time_ns(), line, end="", flush=True)' >"$TMP/status.log" &
+        print(time.time_ns(), line, end="", flush=True)' >"$TMP/status.log") &
 WATCH=$!
 defer kill "$WATCH"
 # The watch sees only what comes after it started: reservations not
