@@ -6,6 +6,8 @@
 #   make check        install dependencies, build, run every test (TAP)
 #   make check-shape  functions over 80 lines, includes across the layers (no build)
 #   make demo         install dependencies, build, run the namespace demo
+#   make demo-domain  three routers with their agents and an etcd cluster, in namespaces
+#   make bench-domain the domain on etcd: admission latency, desired to applied, 50 routers
 #   make vmcheck      the same tests inside virtme-ng VMs (KERNELS=...)
 #   make bench        benchmarks against nftables and u32: tables, CSV in $(OUTPUT)/bench
 #   make experiments  the source documents' experiments: CSV and plots in $(OUTPUT)/experiments,
@@ -64,9 +66,9 @@ BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
 BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
-LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd
+LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd libcurl
 PC_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
-PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+PC_LIBS = $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -lresolv
 
 # No build path in what is installed: debug information names sources
 # relative to the tree (the in-tree qosctl still embeds tc-profiles/, on
@@ -83,7 +85,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRCS := $(wildcard user/lib/*.c user/model/*.c user/kernel/*.c user/txn/*.c user/out/*.c \
-	    user/probe/*.c)
+	    user/probe/*.c user/domain/*.c)
 CLI_SRCS := $(wildcard user/cli/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 CLI_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CLI_SRCS))
@@ -96,7 +98,7 @@ QOSCTL_DIST := $(OUTPUT)/dist/qosctl
 PATHS_H := $(OUTPUT)/qos_paths.h
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps check demo vmcheck install install-files deb selftests bench-classifier \
+.PHONY: all clean deps check demo demo-domain bench-domain vmcheck install install-files deb selftests bench-classifier \
 	fuzz bench experiments experiments-vm bench-latency bench-mq bench-lookup check-trixie \
 	check-shape
 
@@ -121,11 +123,9 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-
 	       -std=gnu11 -I$(OUTPUT) -Iuser
 FUZZ_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(LIB_SRCS))
 # One target per parser of input qosctl does not write itself, fuzz/NAME.c
-# each (Documentation/testing.rst, "Fuzzing"). The domain file joins them
-# as fuzz_domain once `qosctl domain load` parses one: add its name here,
-# its seeds in LLVMFuzzerInitialize() (fuzz/seeds.h) and a dictionary
-# fuzz/domain.dict if it has keys.
-FUZZ_NAMES := fuzz_profile fuzz_stamp fuzz_record fuzz_reserve
+# each (Documentation/testing.rst, "Fuzzing"); fuzz_domain is the domain
+# file of `qosctl domain load`.
+FUZZ_NAMES := fuzz_profile fuzz_stamp fuzz_record fuzz_reserve fuzz_domain
 FUZZ_BINS := $(addprefix $(OUTPUT)/fuzz/,$(FUZZ_NAMES))
 HAVE_FUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
 		 $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo 1)
@@ -313,6 +313,17 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/demo.sh
 
+# Three routers and an etcd cluster in namespaces (Documentation/domain.rst).
+demo-domain: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/demo-domain.sh
+
+# The domain on etcd measured: admission latency, desired to applied, a
+# star of simulated routers (Documentation/performance.rst).
+bench-domain: deps
+	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/domain.sh $(ABS_OUTPUT)/bench
+
 # Benchmarks and experiments are not tests: they print numbers, assert
 # nothing, and run only when asked.
 BENCH_HOOK_REF := $(OUTPUT)/bench/hook_ref.bpf.o
@@ -384,7 +395,8 @@ $(OUTPUT)/qosctl.8: Documentation/qosctl.8.rst | $(OUTPUT)
 SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
-	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service
+	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service \
+	 $(OUTPUT)/qosctl-agent.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
@@ -419,6 +431,9 @@ install: install-files
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-reflect || \
 		install -m 0644 systemd/qosctl-reflect.default \
 			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-reflect
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/qosctl-agent || \
+		install -m 0600 systemd/qosctl-agent.default \
+			$(DESTDIR)$(SYSCONFDIR)/default/qosctl-agent
 	install -m 0644 systemd/IFACE.conf.example systemd/probe.conf.example \
 		$(DESTDIR)$(DOCDIR)/examples/
 ifneq ($(wildcard completion/qosctl.bash),)

@@ -26,7 +26,8 @@ need_cmd "${BPFTOOL:-bpftool}" bpftool
 need_cmd "${RST2MAN:-rst2man}" python3-docutils
 if command -v "${PKG_CONFIG:-pkg-config}" >/dev/null 2>&1; then
 	for m in libbpf:libbpf-dev libnl-3.0:libnl-3-dev libnl-route-3.0:libnl-route-3-dev \
-		 inih:libinih-dev json-c:libjson-c-dev libmicrohttpd:libmicrohttpd-dev; do
+		 inih:libinih-dev json-c:libjson-c-dev libmicrohttpd:libmicrohttpd-dev \
+		 libcurl:libcurl4-openssl-dev; do
 		"${PKG_CONFIG:-pkg-config}" --exists "${m%%:*}" || missing="$missing ${m#*:}"
 	done
 else

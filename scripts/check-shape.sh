@@ -43,10 +43,12 @@ cd "$top" || exit 2
 [ -e "$allow" ] || allow=/dev/null
 
 # What each user/ folder may include besides itself (design.rst's table):
-# cli <- out <- txn <- kernel <- model <- lib, and probe on lib alone.
+# cli <- out <- domain <- txn <- kernel <- model <- lib, and probe on lib
+# alone.
 declare -A may=(
-	[cli]="out txn kernel probe model lib"
-	[out]="txn kernel model lib"
+	[cli]="out domain txn kernel probe model lib"
+	[out]="domain txn kernel model lib"
+	[domain]="txn kernel model lib"
 	[txn]="kernel model lib"
 	[kernel]="model lib"
 	[probe]="lib"

@@ -42,7 +42,7 @@ for a in "$@"; do
 done
 
 # Build: clang/llvm for BPF, bpftool for skeletons, libbpf + libnl-route +
-# libinih + json-c for qosctl, the 6.12 source tarball for the kselftest
+# libinih + json-c + libcurl (etcd's JSON gateway) for qosctl, the 6.12 source tarball for the kselftest
 # harness headers, docutils for the man page, gnuplot for the experiment plots,
 # systemd (systemd-analyze, and PID 1 of the units test), ifupdown (ifup and
 # ifdown run the hook in a private mount namespace; nothing is configured),
@@ -51,6 +51,7 @@ pkgs=(
 	make gcc clang llvm pkg-config "$fuzz_rt"
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libnl-3-dev libnl-route-3-dev libinih-dev libjson-c-dev libmicrohttpd-dev
+	libcurl4-openssl-dev
 	linux-source-6.12 xz-utils
 	python3-docutils "$systemd_pc"
 )
@@ -59,6 +60,7 @@ test_pkgs=(
 	iproute2 iputils-ping iperf3 irtt netsniff-ng nftables tcpdump jq procps bc ethtool
 	systemd util-linux ifupdown
 	python3 python3-prometheus-client
+	etcd-server etcd-client
 )
 vm_pkgs=(
 	linux-image-amd64 linux-image-6.12-amd64

@@ -114,7 +114,7 @@ man_entry()
 			sub(/^\*\*/, "", t)
 			sub(/\*\*.*/, "", t)
 			split(t, w, " ")
-			name = w[1] == "rule" || w[1] == "reserve" || w[1] == "probe" ? w[1] " " w[2] : w[1]
+			name = w[1] == "rule" || w[1] == "reserve" || w[1] == "probe" || w[1] == "domain" ? w[1] " " w[2] : w[1]
 			on = name == want
 		}
 		on'
@@ -134,7 +134,7 @@ test_usage()
 		check_err $? "qosctl $c: exit $rc, not the usage of bare qosctl on stdout"
 	done
 	out=$(help_cmds | tr '\n' ,)
-	[ "$out" = "apply,confirm,remove,show,stats,rule add,rule del,rule list,reserve add,reserve del,reserve list,reserve apply,validate,list,exporter,probe send,probe reflect,help," ]
+	[ "$out" = "apply,confirm,remove,show,stats,rule add,rule del,rule list,reserve add,reserve del,reserve list,reserve apply,domain load,domain reserve,domain status,validate,list,exporter,agent,probe send,probe reflect,help," ]
 	check_err $? "usage lists: $out"
 	log_test "usage: bare qosctl on stderr (1), help / --help / -h on stdout (0)"
 }
@@ -369,7 +369,7 @@ test_man()
 
 	diff <(help_cmds | sort) <(man_section COMMANDS | grep '^\*\*' |
 		sed -e 's/^\*\*\([^*]*\)\*\*.*/\1/' |
-		awk '{ print $1 == "rule" || $1 == "reserve" || $1 == "probe" ? $1 " " $2 : $1 }' | sort) >"$TMP/diff"
+		awk '{ print $1 == "rule" || $1 == "reserve" || $1 == "probe" || $1 == "domain" ? $1 " " $2 : $1 }' | sort) >"$TMP/diff"
 	check_err $? "commands, help < > man: $(cat "$TMP/diff")"
 	forms=$(while read -r c; do help_forms "$c"; done < <(help_cmds))
 	diff <(sort <<<"$forms") <(man_section SYNOPSIS | sed -n 's/^| //p' | man_plain |

@@ -29,6 +29,11 @@ fuzz_reserve()
 	fuzz_run fuzz_reserve "reservation file parser" || exit $ksft_skip
 }
 
-ALL_TESTS="fuzz_stamp fuzz_record fuzz_reserve"
+fuzz_domain()
+{
+	fuzz_run fuzz_domain "domain file parser" || exit $ksft_skip
+}
+
+ALL_TESTS="fuzz_stamp fuzz_record fuzz_reserve fuzz_domain"
 tests_run
 exit $EXIT_STATUS

@@ -36,6 +36,7 @@ installed_files()
 	for f in sbin/qosctl lib/qosctl/qos.bpf.o share/man/man8/qosctl.8 \
 		 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
 		 lib/systemd/system/qosctl-probe@.service lib/systemd/system/qosctl-reflect.service \
+		 lib/systemd/system/qosctl-agent.service ../../etc/default/qosctl-agent \
 		 ../../etc/default/qosctl-reflect share/doc/qosctl/examples/IFACE.conf.example \
 		 share/doc/qosctl/examples/probe.conf.example ../../etc/default/qosctl-exporter; do
 		[ -s "$p/$f" ]
@@ -151,16 +152,17 @@ analyze_verify()
 	# lines about ours count.
 	vdir=$dest/verify
 	mkdir -p "$vdir"
-	for u in qosctl@.service qosctl-exporter.service qosctl-probe@.service qosctl-reflect.service; do
+	for u in qosctl@.service qosctl-exporter.service qosctl-probe@.service qosctl-reflect.service \
+		 qosctl-agent.service; do
 		sed "s|/usr/local/sbin/qosctl|$p/sbin/qosctl|" "$p/lib/systemd/system/$u" >"$vdir/$u"
 	done
 	out=$(MANPATH=$p/share/man systemd-analyze verify "$vdir/qosctl@.service" \
 		"$vdir/qosctl-exporter.service" "$vdir/qosctl-probe@.service" \
-		"$vdir/qosctl-reflect.service" 2>&1)
+		"$vdir/qosctl-reflect.service" "$vdir/qosctl-agent.service" 2>&1)
 	check_err $? "systemd-analyze verify failed: $out"
 	[ -z "$(echo "$out" | grep qosctl)" ]
 	check_err $? "systemd-analyze verify: $out"
-	log_test "systemd-analyze verify: the four units"
+	log_test "systemd-analyze verify: the five units"
 }
 
 analyze_security()
@@ -168,7 +170,7 @@ analyze_security()
 	# Exposure 4.0 or below ("OK"), for the template's instances and the
 	# exporter alike.
 	for u in qosctl@eth0.service qosctl-exporter.service qosctl-probe@site1.service \
-		 qosctl-reflect.service; do
+		 qosctl-reflect.service qosctl-agent.service; do
 		out=$(systemd-analyze security --offline=yes --root="$dest" --threshold=40 "$u" 2>&1)
 		check_err $? "$u: exposure above 4.0: $(echo "$out" | grep -v '✓')"
 		echo "$out" | grep 'Overall exposure'

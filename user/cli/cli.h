@@ -28,6 +28,13 @@ struct qos_opts {
 	unsigned int watch;	/* seconds between readings */
 	unsigned int count;	/* --watch intervals; 0 = until interrupted */
 	const char *listen;
+	/* The etcd cluster of a domain (user/domain/etcd.h). */
+	const char *etcd;
+	const char *etcd_ca;
+	const char *etcd_cert;
+	const char *etcd_key;
+	unsigned int etcd_timeout_ms;	/* 0: the client's default */
+	const char *router;	/* agent: this router's name in the domain */
 };
 
 extern struct qos_opts opt;
@@ -54,6 +61,12 @@ enum cli_opt_id {
 	O_FORCE,
 	O_LISTEN,
 	O_CONTINUOUS,
+	O_ETCD,
+	O_ETCD_CA,
+	O_ETCD_CERT,
+	O_ETCD_KEY,
+	O_ETCD_TIMEOUT,
+	O_ROUTER,
 	O_VERBOSE,
 	O_HELP,
 	O_VERSION,
@@ -61,6 +74,9 @@ enum cli_opt_id {
 };
 
 #define O_BIT(o)	(1U << (o))
+/* Taken by every command that talks to etcd. */
+#define O_ETCD_ALL	(O_BIT(O_ETCD) | O_BIT(O_ETCD_CA) | O_BIT(O_ETCD_CERT) | \
+			 O_BIT(O_ETCD_KEY) | O_BIT(O_ETCD_TIMEOUT))
 /* Taken by every command. */
 #define O_GLOBAL	(O_BIT(O_VERBOSE) | O_BIT(O_HELP) | O_BIT(O_VERSION))
 
@@ -146,6 +162,7 @@ int do_stats(int argc, char **argv);
 int do_exporter(int argc, char **argv);
 int do_validate(int argc, char **argv);
 int do_list(int argc, char **argv);
+int do_agent(int argc, char **argv);
 /* Returned when the message is printed already (a suggestion). */
 #define ERR_SHOWN 1
 
@@ -168,6 +185,13 @@ int do_reserve_list(int argc, char **argv);
 int do_reserve_apply(int argc, char **argv);
 int do_probe_send(int argc, char **argv);
 int do_probe_reflect(int argc, char **argv);
+int do_domain_load(int argc, char **argv);
+int do_domain_reserve(int argc, char **argv);
+int do_domain_status(int argc, char **argv);
+/* A client of the etcd cluster the options (--etcd, QOSCTL_ETCD, TLS,
+ * timeout) name; errors printed. */
+struct qos_etcd;
+int cli_etcd_open(struct qos_etcd **e);
 int do_help(int argc, char **argv);
 int do_complete(int argc, char **argv);
 

@@ -135,6 +135,19 @@ static int count_arg(const char *opt, const char *what, const char *v, unsigned 
 	return 0;
 }
 
+/* --etcd-timeout TIME: 1 ms to 10 minutes. */
+static int etcd_timeout_arg(const char *v)
+{
+	uint64_t ns;
+
+	if (qos_parse_time(v, &ns) || ns < 1000000ULL || ns > 600000000000ULL) {
+		qos_err("--etcd-timeout '%s': expected a time, 1ms-10min (500ms, 5s)", v);
+		return -EINVAL;
+	}
+	opt.etcd_timeout_ms = ns / 1000000;
+	return 0;
+}
+
 /* Option @o, with its value @v if it takes one. */
 static int set_opt(enum cli_opt_id o, const char *v)
 {
@@ -174,6 +187,23 @@ static int set_opt(enum cli_opt_id o, const char *v)
 		break;
 	case O_CONTINUOUS:
 		opt.continuous = true;
+		break;
+	case O_ETCD:
+		opt.etcd = v;
+		break;
+	case O_ETCD_CA:
+		opt.etcd_ca = v;
+		break;
+	case O_ETCD_CERT:
+		opt.etcd_cert = v;
+		break;
+	case O_ETCD_KEY:
+		opt.etcd_key = v;
+		break;
+	case O_ETCD_TIMEOUT:
+		return etcd_timeout_arg(v);
+	case O_ROUTER:
+		opt.router = v;
 		break;
 	case O_VERBOSE:
 		qos_verbose = true;

@@ -26,6 +26,13 @@ const struct cli_opt cli_opts[O_MAX] = {
 	[O_LISTEN] = { "listen", 0, "ADDRESS", "[IPV6]:PORT, IPV4:PORT or :PORT (both families)" },
 	[O_CONTINUOUS] = { "continuous", 0, NULL,
 			   "probe send: windows of N until stopped, metrics served" },
+	[O_ETCD] = { "etcd", 0, "URL[,URL...]",
+		     "the domain's etcd members; QOSCTL_ETCD if not given" },
+	[O_ETCD_CA] = { "etcd-ca", 0, "FILE", "CA certificates (PEM) checking the etcd members" },
+	[O_ETCD_CERT] = { "etcd-cert", 0, "FILE", "client certificate (PEM) for etcd" },
+	[O_ETCD_KEY] = { "etcd-key", 0, "FILE", "the client certificate's key (PEM)" },
+	[O_ETCD_TIMEOUT] = { "etcd-timeout", 0, "TIME", "each etcd request's timeout: 5s if not given" },
+	[O_ROUTER] = { "router", 0, "NAME", "agent: this router's name in the domain (default: host name)" },
 	[O_VERBOSE] = { "verbose", 'v', NULL, "libbpf's and libnl's messages, the verifier log" },
 	[O_HELP] = { "help", 'h', NULL, "this usage, or the help of COMMAND" },
 	[O_VERSION] = { "version", 'V', NULL, "print the version, and libbpf's" },
@@ -191,6 +198,25 @@ static const struct cli_word w_loss = {
 	"loss", "PERCENT", CV_NONE, "SLA: the highest loss of a window, 0-100%"
 };
 
+static const struct cli_word w_domain_file = {
+	NULL, "FILE", CV_NONE, "the domain, JSON: routers, interfaces, prefixes"
+};
+static const struct cli_word w_dom_cmd = {
+	NULL, "add|del|list", CV_NONE, "admit, delete or list reservations of the domain"
+};
+static const struct cli_word w_dom_src = {
+	"src", "PREFIX", CV_NONE, "the source, IPv4 or IPv6, inside a declared prefix"
+};
+static const struct cli_word w_dom_dst = {
+	"dst", "PREFIX", CV_NONE, "the destination, inside a declared prefix"
+};
+static const struct cli_word w_dom_id = {
+	"id", "NAME", CV_NONE, "the reservation's name (resv-HEX if not given)"
+};
+static const struct cli_word w_dom_remark = {
+	"remark", "DSCP", CV_NONE, "the DSCP the edge router marks it with: ef if not given"
+};
+
 #define WORDS(...) ((const struct cli_word *const[]){ __VA_ARGS__, NULL })
 
 static const struct cli_cmd rule_cmds[] = {
@@ -288,6 +314,57 @@ static const struct cli_cmd reserve_cmds[] = {
 			"sent again changes nothing.",
 		.words = WORDS(&w_file),
 		.fn = do_reserve_apply,
+	},
+	{},
+};
+
+static const struct cli_cmd domain_cmds[] = {
+	{
+		.name = "load",
+		.group = "domain",
+		.synopsis = "FILE [--etcd URL[,URL...]]",
+		.summary = "declare the domain's routers, interfaces and prefixes",
+		.help = "Check FILE whole ({\"routers\": [...], \"interfaces\": [{\"router\", "
+			"\"dev\", \"rate\", \"profile\", \"peer\"}], \"prefixes\": [{\"prefix\", "
+			"\"router\", \"dev\"}]}), each profile as apply finds it, then write it "
+			"to etcd in one transaction. Loaded again, it writes nothing; a change "
+			"that would strand admitted reservations is refused with the numbers.",
+		.words = WORDS(&w_domain_file),
+		.opts = O_BIT(O_JSON) | O_ETCD_ALL,
+		.fn = do_domain_load,
+	},
+	{
+		.name = "reserve",
+		.group = "domain",
+		.synopsis = "add src PREFIX dst PREFIX [proto PROTO] [sport PORT[-PORT]] "
+			    "[dport PORT[-PORT]] [flowlabel LABEL[/MASK]] rate RATE [burst SIZE] "
+			    "[remark DSCP] [for DURATION] [id NAME]\n"
+			    "del id NAME\n"
+			    "list [-j]",
+		.summary = "admit a reservation on every hop of its path",
+		.help = "add: the path from the source's router to the destination's over the "
+			"declared links (fewest hops; ties to the smaller router names), "
+			"admitted on every egress interface by rate and burst against the "
+			"delay bound, in one etcd transaction; refused naming the bottleneck "
+			"router and interface with its numbers. del: every key of it at once. "
+			"list: the reservations, their paths and hops.",
+		.words = WORDS(&w_dom_cmd, &w_dom_src, &w_dom_dst, &w_proto, &w_sport, &w_dport,
+			       &w_flowlabel, &w_resv_rate, &w_resv_burst, &w_dom_remark, &w_for,
+			       &w_dom_id),
+		.opts = O_BIT(O_JSON) | O_ETCD_ALL,
+		.fn = do_domain_reserve,
+	},
+	{
+		.name = "status",
+		.group = "domain",
+		.synopsis = "[-j]",
+		.summary = "the agents, interfaces and reservations of the domain",
+		.help = "Per router, whether its agent is alive, the revisions it was told and "
+			"has applied, its last error; per interface, what its class admits, "
+			"what is reserved and free; per reservation, its path and whether each "
+			"hop has installed it; SLA verdicts where probes run.",
+		.opts = O_BIT(O_JSON) | O_ETCD_ALL,
+		.fn = do_domain_status,
 	},
 	{},
 };
@@ -418,6 +495,15 @@ const struct cli_cmd cli_cmds[] = {
 		.sub = reserve_cmds,
 	},
 	{
+		.name = "domain",
+		.synopsis = "{load FILE | reserve {add | del | list} ... | status} [--etcd URL[,URL...]]",
+		.summary = "a DiffServ domain of many routers on etcd",
+		.help = "The domain's routers, interfaces and prefixes, and reservations "
+			"admitted along their paths, kept in etcd (--etcd or QOSCTL_ETCD); an "
+			"agent on each router installs them.",
+		.sub = domain_cmds,
+	},
+	{
 		.name = "validate",
 		.synopsis = "PROFILE [rate RATE] [mtu MTU] [--strict] [-j]",
 		.summary = "check a profile without touching the kernel",
@@ -446,6 +532,18 @@ const struct cli_cmd cli_cmds[] = {
 		.words = WORDS(&w_exporter_allow),
 		.opts = O_BIT(O_LISTEN),
 		.fn = do_exporter,
+	},
+	{
+		.name = "agent",
+		.synopsis = "[--router NAME] [--etcd URL[,URL...]]",
+		.summary = "run this router's agent of a domain on etcd",
+		.help = "In the foreground until SIGINT or SIGTERM: read this router's "
+			"interfaces and edge reservations from etcd (--etcd or $QOSCTL_ETCD), install "
+			"them through the one installer, change only what differs, keep "
+			"what runs when etcd is unreachable, and publish its status under "
+			"a lease of its own (Documentation/domain.rst).",
+		.opts = O_BIT(O_ROUTER) | O_ETCD_ALL,
+		.fn = do_agent,
 	},
 	{
 		.name = "probe",

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# etcd for the domain suites: members started by the test itself (Debian's
+# etcd-server, 3.4), each with a data directory under a mktemp directory
+# and ports on loopback found free, killed by PID at exit. Two copies of
+# a suite run side by side. Source after lib.sh.
+
+# free_port: a TCP port on 127.0.0.1 nobody listens on now.
+free_port()
+{
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# etcd_start DIR: one member with its data in DIR/data and its log in
+# DIR/etcd.log; sets ETCD_PID and ETCD_URL (and exports QOSCTL_ETCD).
+# Waits until it answers. --max-txn-ops is raised: a domain's load is one
+# transaction of a few keys per interface (Documentation/deploy.rst).
+etcd_start()
+{
+	local dir=$1 cport pport i
+
+	cport=$(free_port) && pport=$(free_port) || return 1
+	ETCD_URL=http://127.0.0.1:$cport
+	etcd --name m1 --data-dir "$dir/data" \
+		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
+		--listen-peer-urls "http://127.0.0.1:$pport" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+		--initial-cluster "m1=http://127.0.0.1:$pport" \
+		--max-txn-ops 10000 >"$dir/etcd.log" 2>&1 &
+	ETCD_PID=$!
+	defer etcd_stop "$ETCD_PID"
+	export QOSCTL_ETCD=$ETCD_URL
+	for ((i = 0; i < 100; i++)); do
+		etcdctl --endpoints "$ETCD_URL" --command-timeout=1s endpoint health \
+			>/dev/null 2>&1 && return 0
+		kill -0 "$ETCD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "etcd did not start: $(tail -3 "$dir/etcd.log")"
+	return 1
+}
+
+# etcd_stop PID: kill a member this suite started (a stopped one too).
+etcd_stop()
+{
+	kill -CONT "$1" 2>/dev/null
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# etcd_dump PREFIX: every key and value under PREFIX, and the revision.
+etcd_dump()
+{
+	etcdctl --endpoints "$ETCD_URL" get --prefix "$1"
+	etcdctl --endpoints "$ETCD_URL" get --prefix "$1" -w json | jq -r .header.revision
+}
