@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
+#include "../qos_shared.h"
 #include "parse.h"
 
 /*

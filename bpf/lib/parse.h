@@ -15,7 +15,7 @@
 #include <linux/ipv6.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
+#include "../qos_shared.h"
 
 /* Inline VLAN tags walked. The outermost tag of a received frame is usually
  * already in skb->vlan_tci (the stack untags before tc ingress), so two
