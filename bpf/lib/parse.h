@@ -307,11 +307,23 @@ static __always_inline void qos_parse_ports(struct __sk_buff *skb, struct qos_pk
  * Parse, pulling the headers into the linear area first if the packet is
  * non-linear and the first attempt ran off the end of the linear part.
  * bpf_skb_pull_data() invalidates packet pointers, hence the second call.
+ *
+ * A global function: the verifier checks the parse once, on its own, and
+ * the programs see what it wrote to *@pkt as unknown values, one state
+ * after the call instead of one per way through the headers (family,
+ * tags, fragment, tunnel), each of which walked the rules again. So every
+ * field the callers use as an index or offset is bounded there (& 1 for
+ * the table, & 63 for the DSCP, QOS_L3_OFF_MAX, the helpers' own checks).
+ * __weak: both program files include it, the linked object keeps one.
  */
-static __always_inline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt)
+__weak __noinline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt)
 {
-	__u32 linear = skb->data_end - skb->data;
+	__u32 linear;
 	int ret;
+
+	if (!skb || !pkt)
+		return QOS_UNP_TRUNCATED;
+	linear = skb->data_end - skb->data;
 
 	ret = qos_parse(skb, pkt);
 	if (ret != QOS_UNP_TRUNCATED || skb->len <= linear)
