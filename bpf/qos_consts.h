@@ -22,13 +22,22 @@ enum qos_table {
 	QOS_TABLE_MAX,
 };
 
-/* IPv6-in-IPv4 (protocol 41) is classified on the inner header but counted
- * apart, so an operator can see how much IPv6 still arrives tunnelled. */
+/* IPv6-in-IPv4 (protocol 41) is counted apart, so an operator can see how
+ * much IPv6 still arrives tunnelled; enum qos_tunnel_dscp says which of its
+ * headers classifies it. */
 enum qos_family {
 	QOS_FAM_IPV4,
 	QOS_FAM_IPV6,
 	QOS_FAM_IPV6IN4,
 	QOS_FAM_MAX,
+};
+
+/* qos_cfg.tunnel_dscp: the DSCP of 6in4 (Documentation/classifier.rst). */
+enum qos_tunnel_dscp {
+	QOS_TUNNEL_AUTO,	/* outer, or the inner one when the outer is 0 */
+	QOS_TUNNEL_OUTER,	/* the forwarded header's, always */
+	QOS_TUNNEL_INNER,	/* the inner Traffic Class when it parsed */
+	QOS_TUNNEL_MAX,
 };
 
 enum qos_dir {

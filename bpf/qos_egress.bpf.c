@@ -78,23 +78,22 @@ static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const str
 }
 
 /*
- * The DSCP rewrite at egress: @remark (QOS_REMARK_F | DSCP: a reservation's
- * remark, the class's egress remark or the wash) where it changes the
- * DSCP the packet came with, else a plain rule's set-dscp @dscp (same
- * form), else nothing. Returns 1 if the remark was written, which the
- * counters show as a remark; 0 otherwise. A global function, verified once
- * on its own rather than on every classification path that ends in it (as
- * qos_police_step() at ingress).
+ * The DSCP rewrite at egress: a plain rule's set-dscp @dscp, then @remark
+ * (a reservation's remark, the class's egress remark or the wash), each
+ * QOS_REMARK_F | DSCP or 0 for none. Returns 1 if the remark changed the
+ * packet, which the counters show as a remark; 0 otherwise. A global
+ * function, verified once on its own rather than on every classification
+ * path that ends in it (as qos_police_step() at ingress).
  */
 __noinline int qos_egress_rewrite(struct __sk_buff *skb, const struct qos_pkt *pkt,
 				  __u32 remark, __u32 dscp)
 {
 	if (!skb || !pkt)
 		return 0;
-	if ((remark & QOS_REMARK_F) && pkt->dscp != (remark & (QOS_DSCP_MAX - 1)))
-		return !qos_remark(skb, pkt, remark & (QOS_DSCP_MAX - 1));
 	if (dscp & QOS_REMARK_F)
 		qos_remark(skb, pkt, dscp & (QOS_DSCP_MAX - 1));
+	if (remark & QOS_REMARK_F)
+		return qos_remark(skb, pkt, remark & (QOS_DSCP_MAX - 1)) > 0;
 	return 0;
 }
 
@@ -160,7 +159,7 @@ int qos_egress(struct __sk_buff *skb)
 
 	/* Parsed even when the mark already holds a class: the counters are
 	 * per family. */
-	ret = qos_parse_skb(skb, &pkt);
+	ret = qos_parse_skb(skb, &pkt, cfg->tunnel_dscp);
 	if (ret != QOS_UNP_NONE) {
 		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
@@ -178,8 +177,9 @@ int qos_egress(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	}
 	qos_egress_queue(skb, cfg, out);
+	/* By the family of the forwarded header: 6in4 leaves as IPv4. */
 	if (!remark)
-		remark = cfg->egress_remark[pkt.table & 1][out & (QOS_MAX_CLASSES - 1)];
+		remark = cfg->egress_remark[pkt.family == QOS_FAM_IPV6][out & (QOS_MAX_CLASSES - 1)];
 	/* Wash (CAKE's term): the DSCP has done its work here, the next
 	 * domain gets 0. The class, and a class's own egress remark, stay. */
 	if (!(remark & QOS_REMARK_F) && (cfg->flags & QOS_CFG_F_WASH))

@@ -164,6 +164,7 @@ struct qos_cfg {
 	 * tree: egress picks a queue by the flow hash and queues in the tree
 	 * of that queue, whose classids are classid[] + (queue << 24). */
 	__u32 queues;
+	__u32 tunnel_dscp;	/* enum qos_tunnel_dscp */
 	/* Egress rewrite per family and class (a domain border downgrading
 	 * PIP): QOS_REMARK_F | DSCP, 0 = leave the DSCP as it is. */
 	__u8 egress_remark[QOS_TABLE_MAX][QOS_MAX_CLASSES];

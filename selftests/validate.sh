@@ -139,6 +139,15 @@ base | sed $'s/^default = be$/default = b\\x1b[2Je/' |
 { base; printf '[rule a/b]\nclass = pip\n'; } |
 	check_case "a rule name with a slash" 100mbit \
 		"16: class: rule name 'a/b' must be 1-15 of letters, digits, '.', '_', ':' or '-'"
+base | sed 's/^default = be$/default = be\ntunnel-dscp = both/' |
+	check_case "a tunnel-dscp that is not auto, outer or inner" 100mbit \
+		"3: tunnel-dscp: 'both' is not auto, outer or inner"
+for mode in auto outer inner; do
+	base | sed "s/^default = be$/default = be\ntunnel-dscp = $mode/" >"$dir/tunnel-$mode"
+	"$QOSCTL" validate "$dir/tunnel-$mode" rate 100mbit >/dev/null
+	check_err $? "tunnel-dscp = $mode is rejected"
+	log_test "accepts tunnel-dscp = $mode"
+done
 base | sed 's/^ceil = 20%$/ceil = 200mbit/' |
 	check_case "a ceil above the link" 100mbit "9: ceil: [class pip] ceil 200mbit exceeds the link rate 100mbit"
 base | sed 's/^default = be$/default = be\nscheduler = prio/; s/^ceil = 20%$/ceil = 20%\nmaxburst = 4/' |

@@ -14,7 +14,7 @@
 static __always_inline __u32 qos_classify_dscp(const struct qos_cfg *cfg,
 					       const struct qos_pkt *pkt)
 {
-	__u32 cls = cfg->dscp_class[pkt->table & 1][pkt->dscp & (QOS_DSCP_MAX - 1)];
+	__u32 cls = cfg->dscp_class[pkt->dscp_table & 1][pkt->dscp & (QOS_DSCP_MAX - 1)];
 
 	return (cls ? cls : cfg->default_class) & (QOS_MAX_CLASSES - 1);
 }

@@ -151,7 +151,7 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 	case QOS_PA_DROP:
 		return QOS_V_DROP;
 	case QOS_PA_REMARK:
-		if (qos_remark(skb, pkt, act.arg & (QOS_DSCP_MAX - 1)))
+		if (qos_remark(skb, pkt, act.arg & (QOS_DSCP_MAX - 1)) < 0)
 			return QOS_V_PASS;
 		return QOS_V_REMARK;
 	case QOS_PA_DEMOTE:

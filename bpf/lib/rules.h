@@ -123,8 +123,11 @@ static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struc
 		return QOS_UNP_NONE;
 	if ((cfg->rules & QOS_RULES_L4) && pkt->table == QOS_TABLE_IPV6) {
 		ret = qos_parse_ipv6_ext(skb, pkt);
+		/* The inner chain of 6in4 is the tunnel's payload: the
+		 * packet still has its outer header to be classified and
+		 * policed by, with no rule. */
 		if (ret != QOS_UNP_NONE)
-			return ret;
+			return pkt->tunnel ? QOS_UNP_NONE : ret;
 	}
 	pkt->has_ports = 0;
 	if (cfg->rules & QOS_RULES_PORTS)

@@ -197,6 +197,10 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
 			class_name(meta, cfg->ack_class), cfg->ack_class);
 	if (cfg->flags & QOS_CFG_F_WASH)
 		fprintf(f, "#   wash: every class leaves with dscp 0 unless it has its own egress remark\n");
+	if (cfg->tunnel_dscp != QOS_TUNNEL_AUTO)
+		fprintf(f, "#   tunnel-dscp %s: 6in4 is classified by its %s DSCP\n",
+			qos_tunnel_dscp_name(cfg->tunnel_dscp),
+			cfg->tunnel_dscp == QOS_TUNNEL_OUTER ? "outer" : "inner");
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
 
