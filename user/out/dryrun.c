@@ -200,7 +200,7 @@ static void print_cfg(FILE *f, const struct qos_meta *meta, const struct qos_cfg
 	if (cfg->tunnel_dscp != QOS_TUNNEL_AUTO)
 		fprintf(f, "#   tunnel-dscp %s: 6in4 is classified by its %s DSCP\n",
 			qos_tunnel_dscp_name(cfg->tunnel_dscp),
-			cfg->tunnel_dscp == QOS_TUNNEL_OUTER ? "outer" : "inner");
+			qos_tunnel_dscp_name(cfg->tunnel_dscp));
 	for (i = 0; i < meta->nclasses; i++) {
 		const struct qos_meta_class *mc = &meta->classes[i];
 

@@ -318,6 +318,8 @@ static void show_json(FILE *f, const struct qos_report *r,
 	snprintf(mask, sizeof(mask), "0x%08x", r->cfg.mark_mask);
 	json_object_object_add(o, "mark_mask", json_object_new_string(mask));
 	json_object_object_add(o, "wash", json_object_new_boolean(r->cfg.flags & QOS_CFG_F_WASH));
+	json_object_object_add(o, "tunnel_dscp",
+			       json_object_new_string(qos_tunnel_dscp_name(r->cfg.tunnel_dscp)));
 	json_object_object_add(o, "ack_class",
 			       r->cfg.ack_class ?
 			       json_object_new_string(names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?") :
@@ -430,6 +432,10 @@ void qos_report_show(FILE *f, const struct qos_report *r, const struct pstate_sl
 	if (r->cfg.ack_class)
 		fprintf(f, "pure TCP ACKs of the default class: class %s\n",
 			names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");
+	if (r->cfg.tunnel_dscp != QOS_TUNNEL_AUTO)
+		fprintf(f, "6in4 classified by its %s DSCP (tunnel-dscp %s)\n",
+			qos_tunnel_dscp_name(r->cfg.tunnel_dscp),
+			qos_tunnel_dscp_name(r->cfg.tunnel_dscp));
 	if (r->meta.overhead || r->meta.mpu || r->meta.linklayer != QOS_LL_ETHERNET)
 		fprintf(f, "overhead %u mpu %u linklayer %s\n", r->meta.overhead, r->meta.mpu,
 			qos_linklayer_name(r->meta.linklayer));
