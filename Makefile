@@ -63,7 +63,8 @@ KSRC_TAR ?= $(firstword $(wildcard /usr/src/linux-source-6.12.tar.xz))
 BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -D__TARGET_ARCH_x86 \
 	      $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
 BPF_SRCS := bpf/qos_ingress.bpf.c bpf/qos_egress.bpf.c
-BPF_HDRS := bpf/qos_common.h $(wildcard bpf/lib/*.h)
+QOS_HDRS := $(wildcard bpf/qos_*.h)
+BPF_HDRS := $(QOS_HDRS) $(wildcard bpf/lib/*.h)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
 LIBS_PC := libbpf libnl-route-3.0 libnl-3.0 inih json-c libmicrohttpd libcurl
@@ -190,7 +191,7 @@ $(OUTPUT)/qos.skel.h: $(OUTPUT)/qos.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name qos > $@
 
-$(LIB_OBJS) $(CLI_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*/*.h) bpf/qos_common.h \
+$(LIB_OBJS) $(CLI_OBJS): $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*/*.h) $(QOS_HDRS) \
 	     bpf/lib/tb.h $(OUTPUT)/qos.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -233,7 +234,7 @@ selftests: $(QOSCTL) $(LIBQOS) $(OUTPUT)/kselftest/kselftest_harness.h
 $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
-$(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*/*.h) bpf/qos_common.h bpf/lib/tb.h \
+$(FUZZ_OBJS): $(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*/*.h) $(QOS_HDRS) bpf/lib/tb.h \
 	      $(OUTPUT)/qos.skel.h
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -280,11 +281,11 @@ bench-classifier: deps
 BENCH_LOOKUP := $(OUTPUT)/bench/bench_lookup
 BENCH_LOOKUP_OBJ := $(OUTPUT)/bench/lookup.bpf.o
 
-$(BENCH_LOOKUP_OBJ): bench/lookup.bpf.c bpf/qos_common.h | $(OUTPUT)/bench
+$(BENCH_LOOKUP_OBJ): bench/lookup.bpf.c $(QOS_HDRS) | $(OUTPUT)/bench
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BENCH_LOOKUP): bench/bench_lookup.c selftests/pkt.h bpf/qos_common.h | $(OUTPUT)/bench
+$(BENCH_LOOKUP): bench/bench_lookup.c selftests/pkt.h $(QOS_HDRS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) -Iselftests -Ibpf \
 		-DLOOKUP_OBJ='"$(abspath $(BENCH_LOOKUP_OBJ))"' $< $(LDFLAGS) $(PC_LIBS) -o $@

@@ -28,6 +28,8 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
+#include "lib/count.h"
+#include "lib/mark.h"
 #include "lib/parse.h"
 #include "lib/rules.h"
 #include "lib/dscp.h"
@@ -76,31 +78,40 @@ static __always_inline void qos_egress_unparsed(struct __sk_buff *skb, const str
 }
 
 /*
- * The rewrite as a global function, verified once on its own rather than
- * on every classification path that ends in it (as qos_police_step() at
- * ingress). 0 on success, as qos_remark().
+ * The DSCP rewrite at egress: a plain rule's set-dscp @dscp, then @remark
+ * (a reservation's remark, the class's egress remark or the wash), each
+ * QOS_REMARK_F | DSCP or 0 for none. Returns 1 if the remark changed the
+ * packet, which the counters show as a remark; 0 otherwise. A global
+ * function, verified once on its own rather than on every classification
+ * path that ends in it (as qos_police_step() at ingress).
  */
-__noinline int qos_egress_remark(struct __sk_buff *skb, const struct qos_pkt *pkt, __u32 dscp)
+__noinline int qos_egress_rewrite(struct __sk_buff *skb, const struct qos_pkt *pkt,
+				  __u32 remark, __u32 dscp)
 {
 	if (!skb || !pkt)
-		return -1;
-	return qos_remark(skb, pkt, dscp & (QOS_DSCP_MAX - 1));
+		return 0;
+	if (dscp & QOS_REMARK_F)
+		qos_remark(skb, pkt, dscp & (QOS_DSCP_MAX - 1));
+	if (remark & QOS_REMARK_F)
+		return qos_remark(skb, pkt, remark & (QOS_DSCP_MAX - 1)) > 0;
+	return 0;
 }
 
 /*
  * The class of a parsed packet: a reservation if one matches (policed,
  * its verdict in *@verdict, the class it is queued in, its own or the
  * one it is demoted to, in *@out, its remark in *@remark), else the class
- * in the mark, else a plain rule or the DSCP. QOS_CLASS_NONE with *@unp
- * set when the rules could not parse what they need.
+ * in the mark, else a plain rule (the DSCP it sets at once in *@dscp) or
+ * the DSCP. QOS_CLASS_NONE with *@unp set when the rules could not parse
+ * what they need.
  */
 static __always_inline __u32 qos_egress_class(struct __sk_buff *skb, const struct qos_cfg *cfg,
 					      struct qos_pkt *pkt, __u32 len, __u32 *out,
-					      __u32 *verdict, __u8 *remark, int *unp)
+					      __u32 *verdict, __u8 *dscp, __u8 *remark, int *unp)
 {
 	__u32 cls = qos_mark_get(cfg, skb->mark), sel = QOS_SEL_ANY, policer;
 	struct qos_rule_val *rule;
-	__u8 flags, dscp;
+	__u8 flags, set;
 
 	if (cls != QOS_CLASS_NONE) {
 		*out = cls;
@@ -119,14 +130,16 @@ static __always_inline __u32 qos_egress_class(struct __sk_buff *skb, const struc
 	}
 	*out = cls = rule->class_id & (QOS_MAX_CLASSES - 1);
 	flags = rule->flags;
-	dscp = rule->dscp;
+	set = rule->dscp;
 	policer = rule->policer;
-	if (!(flags & QOS_RULE_F_RESERVE))
+	if (!(flags & QOS_RULE_F_RESERVE)) {
+		*dscp = qos_rule_dscp(rule);
 		return cls;
+	}
 	if (policer)
 		*verdict = qos_police_step(skb, pkt, policer, len, out);
 	if (*verdict == QOS_V_PASS && (flags & QOS_RULE_F_SET_DSCP))
-		*remark = QOS_REMARK_F | (dscp & (QOS_DSCP_MAX - 1));
+		*remark = QOS_REMARK_F | (set & (QOS_DSCP_MAX - 1));
 	return cls;
 }
 
@@ -137,7 +150,7 @@ int qos_egress(struct __sk_buff *skb)
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
 	__u32 cls, out, verdict = QOS_V_PASS;
-	__u8 remark = 0;
+	__u8 dscp = 0, remark = 0;
 	int ret;
 
 	cfg = qos_get_cfg();
@@ -146,7 +159,7 @@ int qos_egress(struct __sk_buff *skb)
 
 	/* Parsed even when the mark already holds a class: the counters are
 	 * per family. */
-	ret = qos_parse_skb(skb, &pkt);
+	ret = qos_parse_skb(skb, &pkt, cfg->tunnel_dscp);
 	if (ret != QOS_UNP_NONE) {
 		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
@@ -154,7 +167,7 @@ int qos_egress(struct __sk_buff *skb)
 
 	/* Counted under the class the packet was policed in, as at
 	 * ingress; queued in the class it leaves with. */
-	cls = qos_egress_class(skb, cfg, &pkt, len, &out, &verdict, &remark, &ret);
+	cls = qos_egress_class(skb, cfg, &pkt, len, &out, &verdict, &dscp, &remark, &ret);
 	if (ret != QOS_UNP_NONE) {
 		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
@@ -164,14 +177,14 @@ int qos_egress(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	}
 	qos_egress_queue(skb, cfg, out);
+	/* By the family of the forwarded header: 6in4 leaves as IPv4. */
 	if (!remark)
-		remark = cfg->egress_remark[pkt.table & 1][out & (QOS_MAX_CLASSES - 1)];
+		remark = cfg->egress_remark[pkt.family == QOS_FAM_IPV6][out & (QOS_MAX_CLASSES - 1)];
 	/* Wash (CAKE's term): the DSCP has done its work here, the next
 	 * domain gets 0. The class, and a class's own egress remark, stay. */
 	if (!(remark & QOS_REMARK_F) && (cfg->flags & QOS_CFG_F_WASH))
 		remark = QOS_REMARK_F;
-	if ((remark & QOS_REMARK_F) && pkt.dscp != (remark & (QOS_DSCP_MAX - 1)) &&
-	    !qos_egress_remark(skb, &pkt, remark & (QOS_DSCP_MAX - 1)))
+	if (qos_egress_rewrite(skb, &pkt, remark, dscp) > 0)
 		verdict = verdict == QOS_V_PASS ? QOS_V_REMARK : verdict;
 	qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 	return TC_ACT_UNSPEC;

@@ -15,6 +15,9 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "lib/classify.h"
+#include "lib/count.h"
+#include "lib/dscp.h"
+#include "lib/mark.h"
 #include "lib/parse.h"
 #include "lib/rules.h"
 #include "lib/police.h"
@@ -52,13 +55,14 @@ int qos_ingress(struct __sk_buff *skb)
 	__u32 len = skb->len;
 	__u32 policer = 0;
 	__u32 cls, out;
+	__u8 dscp = 0;
 	int ret;
 
 	cfg = qos_get_cfg();
 	if (!cfg)
 		return TC_ACT_UNSPEC;
 
-	ret = qos_parse_skb(skb, &pkt);
+	ret = qos_parse_skb(skb, &pkt, cfg->tunnel_dscp);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
 		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
@@ -72,9 +76,14 @@ int qos_ingress(struct __sk_buff *skb)
 	if (rule) {
 		cls = rule->class_id & (QOS_MAX_CLASSES - 1);
 		policer = rule->policer;
+		dscp = qos_rule_dscp(rule);
 	} else {
 		cls = qos_classify_pkt(skb, cfg, &pkt);
 	}
+	/* The rule's DSCP, before the policer: a policer's remark wins. The
+	 * policer colours by the DSCP the packet came with. */
+	if (dscp & QOS_REMARK_F)
+		qos_remark(skb, &pkt, dscp & (QOS_DSCP_MAX - 1));
 	/* A rule without a policer of its own is policed with its class. */
 	if (!policer)
 		policer = cfg->class_policer[cls];

@@ -144,6 +144,28 @@ in_place()
 	log_test "dry-run over an applied profile matches the in-place result"
 }
 
-ALL_TESTS="each_profile in_place"
+# tunnel-dscp: shown by the dry-run when not auto, and by show.
+tunnel_dscp()
+{
+	local out
+
+	sed 's/^\[profile\]$/[profile]\ntunnel-dscp = inner/' "$(dirname "$0")/../tc-profiles/pip-20pct" \
+		>"$tmp/tunnel-inner"
+	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null
+	check_err $? "apply pip-20pct failed"
+	out=$(qosctl_ns "$R" apply "$tmp/tunnel-inner" dev "$R_IF2" rate 100mbit --dry-run 2>&1)
+	grep -qx '#   tunnel-dscp inner: 6in4 is classified by its inner DSCP' <<<"$out"
+	check_err $? "the dry-run does not show tunnel-dscp inner: $out"
+	qosctl_ns "$R" show dev "$R_IF2" -j | jq -e '.tunnel_dscp == "auto"' >/dev/null
+	check_err $? "show -j: tunnel_dscp is not auto before"
+	qosctl_ns "$R" apply "$tmp/tunnel-inner" dev "$R_IF2" rate 100mbit >/dev/null
+	qosctl_ns "$R" show dev "$R_IF2" -j | jq -e '.tunnel_dscp == "inner"' >/dev/null
+	check_err $? "show -j: tunnel_dscp is not inner"
+	qosctl_ns "$R" show dev "$R_IF2" | grep -qx '6in4 classified by its inner DSCP (tunnel-dscp inner)'
+	check_err $? "show does not say tunnel-dscp inner"
+	log_test "tunnel-dscp inner: in the dry-run, and in show after apply"
+}
+
+ALL_TESTS="each_profile in_place tunnel_dscp"
 tests_run
 exit $EXIT_STATUS

@@ -207,6 +207,38 @@ static inline void pkt_end(struct pkt *p, size_t first_l3)
 	}
 }
 
+/*
+ * Undo a DSCP rewrite in @out, where the IPv4 header at @ip4 (0: none) and
+ * the IPv6 header at @ip6 (0: none) must carry @dscp with their ECN bits,
+ * flow label and a valid IPv4 checksum: 0 if they do, after which @out
+ * holds @in's bytes there again, so one memcmp() shows anything else that
+ * moved; else the offset of the first wrong header.
+ */
+static inline long pkt_undo_dscp(uint8_t *out, const uint8_t *in, size_t ip4, size_t ip6,
+				 uint8_t dscp)
+{
+	if (ip4) {
+		struct iphdr *o = (struct iphdr *)(out + ip4);
+		const struct iphdr *i = (const struct iphdr *)(in + ip4);
+
+		if (o->tos != (dscp << 2 | (i->tos & 3)) || ip_csum(o, o->ihl * 4))
+			return (long)ip4;
+		o->tos = i->tos;
+		o->check = i->check;
+	}
+	if (ip6) {
+		uint32_t w, want;
+
+		memcpy(&w, in + ip6, 4);
+		want = htonl((ntohl(w) & ~(0x3fU << 22)) | (uint32_t)dscp << 22);
+		memcpy(&w, out + ip6, 4);
+		if (w != want)
+			return (long)ip6;
+		memcpy(out + ip6, in + ip6, 4);
+	}
+	return 0;
+}
+
 struct run_result {
 	int err;		/* of bpf_prog_test_run_opts() */
 	int retval;		/* the program's return value */

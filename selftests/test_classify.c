@@ -74,8 +74,9 @@ static int shape_family(enum shape s)
 }
 
 /* A UDP-sized packet of @shape whose classified header carries @dscp (for
- * 6in4 the inner IPv6 header; the outer one gets a different DSCP so a
- * wrong choice shows). */
+ * 6in4 the outer IPv4 header, by tunnel-dscp auto; the inner one gets a
+ * different DSCP so a wrong choice shows, and is used only for outer DSCP
+ * 0, when it carries 1: best effort too). */
 static void build(struct pkt *p, enum shape s, uint8_t dscp)
 {
 	uint8_t tos = dscp << 2 | 0x1;	/* ECN ECT(1): must not disturb the DSCP */
@@ -99,8 +100,8 @@ static void build(struct pkt *p, enum shape s, uint8_t dscp)
 		pkt_ipv4(p, tos, IPPROTO_UDP, 12);
 		break;
 	case SHAPE_6IN4:
-		pkt_ipv4(p, ((dscp + 1) & 63) << 2, IPPROTO_IPV6, 0);
-		pkt_ipv6(p, tos, 0x12345, IPPROTO_UDP);
+		pkt_ipv4(p, tos, IPPROTO_IPV6, 0);
+		pkt_ipv6(p, ((dscp + 1) & 63) << 2, 0x12345, IPPROTO_UDP);
 		break;
 	default:
 		pkt_ipv6(p, tos, 0x12345, IPPROTO_UDP);
@@ -244,6 +245,83 @@ TEST_F(classify, egress_follows_mark)
 	pkt_run(self->egress, &p, CLS_PIP << MARK_SHIFT, &r);
 	EXPECT_EQ(classid(CLS_PIP), r.ctx.priority);
 	EXPECT_EQ(1, count(self->skel, QOS_DIR_EGRESS, CLS_PIP, QOS_FAM_IPV4, &bytes));
+}
+
+/* A 6in4 packet: outer DSCP @outer, inner Traffic Class @inner; with
+ * @bad_inner, an inner header of version 4 that does not parse. */
+static void build_6in4(struct pkt *p, uint8_t outer, uint8_t inner, bool bad_inner)
+{
+	pkt_init(p);
+	pkt_eth(p);
+	pkt_ipv4(p, outer << 2, IPPROTO_IPV6, 0);
+	pkt_ipv6(p, inner << 2 | 2, 0x12345, IPPROTO_UDP);
+	pkt_payload(p, 8 + 32);
+	pkt_end(p, ETH_HLEN);
+	if (bad_inner)
+		p->buf[p->l3] = 0x45;
+}
+
+/*
+ * tunnel-dscp (RFC 2983): by default (auto) 6in4 is classified by the
+ * outer DSCP it is forwarded with, and by the inner Traffic Class only when
+ * the outer one is 0; outer and inner force one header. An inner header
+ * that does not parse leaves the outer one in every mode. Both programs,
+ * the packet unchanged, counted as ipv6in4 in the class.
+ */
+TEST_F(classify, tunnel_dscp)
+{
+	static const struct {
+		uint8_t outer, inner;
+		bool bad;
+		uint32_t cls[QOS_TUNNEL_MAX];	/* auto, outer, inner */
+	} cases[] = {
+		{ 46, 0, false, { CLS_PIP, CLS_PIP, CLS_BE } },
+		{ 0, 46, false, { CLS_PIP, CLS_BE, CLS_PIP } },
+		{ 8, 46, false, { CLS_LBE, CLS_LBE, CLS_PIP } },
+		{ 46, 0, true, { CLS_PIP, CLS_PIP, CLS_PIP } },
+		{ 0, 46, true, { CLS_BE, CLS_BE, CLS_BE } },
+	};
+	uint64_t want[QOS_MAX_CLASSES] = {}, bytes;
+	static struct qos_profile prof;
+	static struct run_result r;
+	static struct pkt p;
+	struct qos_cfg cfg;
+	char err[512];
+	uint32_t m, c, cls;
+	size_t i;
+
+	ASSERT_EQ(0, qos_profile_load(QOS_SRCDIR "/tc-profiles/pip-20pct", &prof, err,
+				      sizeof(err))) TH_LOG("%s", err);
+	qos_profile_fill_cfg(&prof, &cfg);
+	ASSERT_EQ(QOS_TUNNEL_AUTO, cfg.tunnel_dscp);
+	for (m = 0; m < QOS_TUNNEL_MAX; m++) {
+		cfg.tunnel_dscp = m;
+		ASSERT_EQ(0, qos_test_cfg_put(self->skel, &cfg));
+		for (i = 0; i < ARRAY_SIZE(cases); i++) {
+			cls = cases[i].cls[m];
+			build_6in4(&p, cases[i].outer, cases[i].inner, cases[i].bad);
+			pkt_run(self->ingress, &p, 0, &r);
+			ASSERT_EQ(0, r.err);
+			EXPECT_EQ(cls << MARK_SHIFT, r.ctx.mark)
+				TH_LOG("mode %u outer %u inner %u%s", m, cases[i].outer,
+				       cases[i].inner, cases[i].bad ? " (bad)" : "");
+			EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
+			pkt_run(self->egress, &p, 0, &r);
+			ASSERT_EQ(0, r.err);
+			EXPECT_EQ(classid(cls), r.ctx.priority)
+				TH_LOG("egress: mode %u outer %u inner %u%s", m, cases[i].outer,
+				       cases[i].inner, cases[i].bad ? " (bad)" : "");
+			want[cls]++;
+		}
+	}
+	for (c = 0; c < QOS_MAX_CLASSES; c++) {
+		EXPECT_EQ(want[c], count(self->skel, QOS_DIR_INGRESS, c, QOS_FAM_IPV6IN4, &bytes))
+			TH_LOG("ingress class %u", c);
+		EXPECT_EQ(want[c], count(self->skel, QOS_DIR_EGRESS, c, QOS_FAM_IPV6IN4, &bytes))
+			TH_LOG("egress class %u", c);
+	}
+	for (c = 0; c < QOS_UNP_MAX; c++)
+		EXPECT_EQ(0, unparsed(self->skel, QOS_DIR_INGRESS, c));
 }
 
 /* Unconfigured (map entry still zero): nothing is touched. */

@@ -64,8 +64,11 @@ static void build(struct pkt *p, enum shape s, uint8_t dscp)
 		pkt_ipv6(p, tos, FLOWLABEL, IPPROTO_UDP);
 		break;
 	case SIXIN4:
-		pkt_ipv4(p, 26 << 2 | 1, IPPROTO_IPV6, 0);
-		pkt_ipv6(p, tos, FLOWLABEL, IPPROTO_UDP);
+		/* The tunnel copied the DSCP out (RFC 2983): the outer one
+		 * classifies, the inner is left at 0 so that a rewrite of
+		 * it shows. */
+		pkt_ipv4(p, dscp << 2 | 1, IPPROTO_IPV6, 0);
+		pkt_ipv6(p, ECN_CE, FLOWLABEL, IPPROTO_UDP);
 		break;
 	}
 	pkt_payload(p, 8 + 32);
@@ -331,24 +334,44 @@ TEST_F(police, remark_ipv6)
 
 /* 6in4: the inner IPv6 header, the one classified, is remarked; the
  * outer IPv4 header is the tunnel's and stays as it was. */
-TEST_F(police, remark_6in4_inner)
+TEST_F(police, remark_6in4_both_headers)
 {
 	const struct qos_police_action remark = { QOS_PA_REMARK, 8 };
 	static struct run_result r;
 	static struct pkt p;
 	size_t inner = ETH_HLEN + sizeof(struct iphdr);
-	uint32_t w;
 
 	build(&p, SIXIN4, 46);
 	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
 				 remark));
 	pkt_run(self->prog, &p, OTHER_BITS, &r);
 	ASSERT_EQ(0, r.err);
-	w = v6_word(r.out + inner);
-	EXPECT_EQ(8, (w >> 22) & 0x3f);
-	EXPECT_EQ(ECN_CE, (w >> 20) & 3);
-	EXPECT_EQ(FLOWLABEL, w & 0xfffff);
-	EXPECT_EQ(-1, diff_outside(p.buf, r.out, p.len, inner, 2));
+	EXPECT_EQ(0, pkt_undo_dscp(r.out, p.buf, ETH_HLEN, inner, 8));
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
+	EXPECT_EQ(1, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV6IN4, QOS_V_REMARK));
+}
+
+/*
+ * A 6in4 packet whose inner header does not parse (version 4 where IPv6
+ * belongs) is classified and policed by its outer EF all the same, and
+ * only its outer DSCP rewritten; counted as ipv6in4.
+ */
+TEST_F(police, remark_6in4_bad_inner_by_outer)
+{
+	const struct qos_police_action remark = { QOS_PA_REMARK, 8 };
+	static struct run_result r;
+	static struct pkt p;
+	size_t inner = ETH_HLEN + sizeof(struct iphdr);
+
+	build(&p, SIXIN4, 46);
+	p.buf[inner] = 0x45;
+	ASSERT_EQ(0, set_policer(self, variant, CLS_PIP, TB_SRTCM, p.len / 2, 0, 0, PASS, remark,
+				 remark));
+	pkt_run(self->prog, &p, OTHER_BITS, &r);
+	ASSERT_EQ(0, r.err);
+	EXPECT_EQ(mark_of(CLS_PIP), r.ctx.mark);
+	EXPECT_EQ(0, pkt_undo_dscp(r.out, p.buf, ETH_HLEN, 0, 8));
+	EXPECT_EQ(0, memcmp(p.buf, r.out, p.len));
 	EXPECT_EQ(1, verdicts(self->skel, CLS_PIP, QOS_FAM_IPV6IN4, QOS_V_REMARK));
 }
 

@@ -175,7 +175,22 @@ no_rate()
 	log_test "validates without a rate (no rate checks)"
 }
 
-ALL_TESTS="base_profile faults numbers long_lines names_and_limits no_rate"
+tunnel_dscp()
+{
+	local mode
+
+	base | sed 's/^default = be$/default = be\ntunnel-dscp = both/' |
+		check_case "a tunnel-dscp that is not auto, outer or inner" 100mbit \
+			"3: tunnel-dscp: 'both' is not auto, outer or inner"
+	for mode in auto outer inner; do
+		base | sed "s/^default = be$/default = be\ntunnel-dscp = $mode/" >"$dir/tunnel-$mode"
+		"$QOSCTL" validate "$dir/tunnel-$mode" rate 100mbit >/dev/null
+		check_err $? "tunnel-dscp = $mode is rejected"
+		log_test "accepts tunnel-dscp = $mode"
+	done
+}
+
+ALL_TESTS="base_profile faults numbers long_lines names_and_limits no_rate tunnel_dscp"
 base >"$dir/ok"
 tests_run
 exit $EXIT_STATUS

@@ -1,57 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Class selection, the class in skb->mark, and the per-family counters.
+ * Class selection for a packet no rule matched: its DSCP / Traffic Class,
+ * the ND and ACK classes; the class of a packet the parser gave up on.
  */
 #ifndef __QOS_LIB_CLASSIFY_H
 #define __QOS_LIB_CLASSIFY_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
-#include "maps.h"
+#include "../qos_shared.h"
 #include "parse.h"
-
-static __always_inline struct qos_cfg *qos_get_cfg(void)
-{
-	__u32 zero = 0;
-	void *inner;
-
-	inner = bpf_map_lookup_elem(&qos_cfg, &zero);
-	if (!inner)
-		return NULL;
-	return bpf_map_lookup_elem(inner, &zero);
-}
 
 static __always_inline __u32 qos_classify_dscp(const struct qos_cfg *cfg,
 					       const struct qos_pkt *pkt)
 {
-	__u32 cls = cfg->dscp_class[pkt->table & 1][pkt->dscp & (QOS_DSCP_MAX - 1)];
+	__u32 cls = cfg->dscp_class[pkt->dscp_table & 1][pkt->dscp & (QOS_DSCP_MAX - 1)];
 
 	return (cls ? cls : cfg->default_class) & (QOS_MAX_CLASSES - 1);
-}
-
-/* The class another program (ours, on the ingress interface) left in the mark. */
-static __always_inline __u32 qos_mark_get(const struct qos_cfg *cfg, __u32 mark)
-{
-	return ((mark & cfg->mark_mask) >> cfg->mark_shift) & (QOS_MAX_CLASSES - 1);
-}
-
-static __always_inline __u32 qos_mark_set(const struct qos_cfg *cfg, __u32 mark, __u32 cls)
-{
-	return (mark & ~cfg->mark_mask) | ((cls << cfg->mark_shift) & cfg->mark_mask);
-}
-
-static __always_inline void qos_count(__u32 dir, __u32 cls, __u32 fam, __u32 verdict,
-				      __u32 len)
-{
-	__u32 key = qos_stats_key(dir, cls, fam, verdict);
-	struct qos_ctr *ctr;
-
-	ctr = bpf_map_lookup_elem(&qos_stats, &key);
-	if (ctr) {
-		ctr->packets++;
-		ctr->bytes += len;
-	}
 }
 
 /* The class of a packet the parser gave up on: ARP may have a class of its
@@ -62,18 +27,6 @@ static __always_inline __u32 qos_unparsed_class(const struct qos_cfg *cfg, int r
 								    cfg->default_class;
 
 	return cls & (QOS_MAX_CLASSES - 1);
-}
-
-static __always_inline void qos_count_unparsed(__u32 dir, __u32 reason, __u32 len)
-{
-	__u32 key = qos_unparsed_key(dir, reason);
-	struct qos_ctr *ctr;
-
-	ctr = bpf_map_lookup_elem(&qos_unparsed, &key);
-	if (ctr) {
-		ctr->packets++;
-		ctr->bytes += len;
-	}
 }
 
 /*

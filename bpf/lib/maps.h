@@ -9,7 +9,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
+#include "../qos_shared.h"
 
 /*
  * The configuration lives in a one-entry array held in the one slot of
@@ -110,5 +110,17 @@ struct {
  * table is.
  */
 QOS_RULE_ID_MAP(BPF_MAP_TYPE_HASH, struct qos_rule_policer) qos_rule_pols SEC(".maps") __weak;
+
+/* The device's configuration, NULL while the slot is empty. */
+static __always_inline struct qos_cfg *qos_get_cfg(void)
+{
+	__u32 zero = 0;
+	void *inner;
+
+	inner = bpf_map_lookup_elem(&qos_cfg, &zero);
+	if (!inner)
+		return NULL;
+	return bpf_map_lookup_elem(inner, &zero);
+}
 
 #endif /* __QOS_LIB_MAPS_H */

@@ -15,7 +15,7 @@
 #include <linux/ipv6.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
+#include "../qos_shared.h"
 
 /* Inline VLAN tags walked. The outermost tag of a received frame is usually
  * already in skb->vlan_tci (the stack untags before tc ingress), so two
@@ -74,6 +74,14 @@ struct qos_pkt {
 	__be16 dport;
 	__u8 frag;		/* any fragment, the first included: not the
 				 * whole upper-layer packet */
+	__u8 tunnel;		/* 6in4 whose inner IPv6 header parsed: l3_off
+				 * is the inner header, outer_off the outer */
+	__u8 outer_dscp;	/* DSCP of the outer IPv4 header of 6in4 */
+	__u8 dscp_table;	/* enum qos_table of the header pkt->dscp is
+				 * from: the DSCP table it is looked up in */
+	__u8 inner_trunc;	/* the inner header of 6in4 ran off the linear
+				 * part: worth a pull and a second parse */
+	__u32 outer_off;	/* the forwarded (outermost) IP header */
 };
 
 /* The extension headers qos_parse_ipv6_ext() follows. */
@@ -122,9 +130,13 @@ static __always_inline int qos_parse_ipv6(void *data, void *data_end, __u32 off,
  * header, with its options. Every IPv4 fragment is classified on its DSCP
  * and addresses, which each fragment carries.
  *
- * IPv6-in-IPv4 (protocol 41) is classified on the inner IPv6 header. A later
- * fragment of the outer packet has no inner header: it still counts as
- * ipv6in4 but is classified on the outer header.
+ * IPv6-in-IPv4 (protocol 41) counts as ipv6in4. Its inner IPv6 header is
+ * parsed too: rules match its addresses, flow label and ports, and
+ * qos_tunnel_dscp() picks which header's DSCP classifies it. When there is
+ * no inner header (a later fragment of the outer packet) or it does not
+ * parse (wrong version, bad length, truncated), the packet is still
+ * classified and policed, on its outer header alone: a malformed inner
+ * header must not make EF in the outer one pass unpoliced.
  */
 static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 {
@@ -155,6 +167,9 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 		off += sizeof(*vh);
 	}
 
+	pkt->tunnel = 0;
+	pkt->inner_trunc = 0;
+	pkt->outer_off = off;
 	if (proto == bpf_htons(ETH_P_IPV6)) {
 		pkt->family = QOS_FAM_IPV6;
 		return qos_parse_ipv6(data, data_end, off, len, len, pkt);
@@ -182,6 +197,7 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	pkt->l3_off = off;
 	pkt->l3_end = end;
 	pkt->dscp = ip4->tos >> 2;
+	pkt->outer_dscp = pkt->dscp;
 	pkt->proto = ip4->protocol;
 	pkt->flowlabel = 0;
 	pkt->l4_off = off + ihl;
@@ -197,9 +213,34 @@ static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 	/* A first fragment holds only part of the inner packet: its length
 	 * cannot be checked, nor its upper layer. */
 	ret = qos_parse_ipv6(data, data_end, off + ihl, frag & 0x2000 ? ~0U : end, len, pkt);
+	if (ret != QOS_UNP_NONE) {
+		/* pkt still describes the outer header. */
+		pkt->inner_trunc = ret == QOS_UNP_TRUNCATED;
+		return QOS_UNP_NONE;
+	}
+	pkt->tunnel = 1;
 	if (frag & 0x2000)
 		pkt->frag = 1;
-	return ret;
+	return QOS_UNP_NONE;
+}
+
+/*
+ * The DSCP a 6in4 packet is classified, policed and remarked by (@mode, enum
+ * qos_tunnel_dscp, from the profile's tunnel-dscp). A DiffServ node selects
+ * the PHB by the header it forwards (RFC 2474, 2475): the outer one. But a
+ * tunnel entry that does not copy the Traffic Class out (RFC 2983's
+ * "pipe" model without a mapping, the seeds' 6in4 tunnels) leaves the outer
+ * DSCP 0; auto then falls back to the inner Traffic Class. A packet whose
+ * inner header did not parse has only its outer DSCP.
+ */
+static __always_inline void qos_tunnel_dscp(struct qos_pkt *pkt, __u32 mode)
+{
+	pkt->dscp_table = pkt->table;
+	if (!pkt->tunnel || mode == QOS_TUNNEL_INNER ||
+	    (mode == QOS_TUNNEL_AUTO && !pkt->outer_dscp))
+		return;
+	pkt->dscp = pkt->outer_dscp;
+	pkt->dscp_table = QOS_TABLE_IPV4;
 }
 
 /* Extension headers followed to reach the upper-layer protocol. */
@@ -305,20 +346,36 @@ static __always_inline void qos_parse_ports(struct __sk_buff *skb, struct qos_pk
 
 /*
  * Parse, pulling the headers into the linear area first if the packet is
- * non-linear and the first attempt ran off the end of the linear part.
- * bpf_skb_pull_data() invalidates packet pointers, hence the second call.
+ * non-linear and the first attempt ran off the end of the linear part (an
+ * inner header of 6in4 included), then pick the DSCP of a tunnelled packet
+ * (@tunnel_mode: qos_cfg.tunnel_dscp). bpf_skb_pull_data() invalidates
+ * packet pointers, hence the second call.
+ *
+ * A global function: the verifier checks the parse once, on its own, and
+ * the programs see what it wrote to *@pkt as unknown values, one state
+ * after the call instead of one per way through the headers (family,
+ * tags, fragment, tunnel), each of which walked the rules again. So every
+ * field the callers use as an index or offset is bounded there (& 1 for
+ * the table, & 63 for the DSCP, QOS_L3_OFF_MAX, the helpers' own checks).
+ * __weak: both program files include it, the linked object keeps one.
  */
-static __always_inline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt)
+__weak __noinline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt, __u32 tunnel_mode)
 {
-	__u32 linear = skb->data_end - skb->data;
+	__u32 linear;
 	int ret;
 
+	if (!skb || !pkt)
+		return QOS_UNP_TRUNCATED;
+	linear = skb->data_end - skb->data;
+
 	ret = qos_parse(skb, pkt);
-	if (ret != QOS_UNP_TRUNCATED || skb->len <= linear)
-		return ret;
-	if (bpf_skb_pull_data(skb, skb->len < QOS_PULL_LEN ? skb->len : QOS_PULL_LEN))
-		return ret;
-	return qos_parse(skb, pkt);
+	if ((ret == QOS_UNP_TRUNCATED || pkt->inner_trunc) &&
+	    skb->len > linear &&
+	    !bpf_skb_pull_data(skb, skb->len < QOS_PULL_LEN ? skb->len : QOS_PULL_LEN))
+		ret = qos_parse(skb, pkt);
+	if (ret == QOS_UNP_NONE)
+		qos_tunnel_dscp(pkt, tunnel_mode);
+	return ret;
 }
 
 #endif /* __QOS_LIB_PARSE_H */

@@ -31,7 +31,8 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
+#include "../qos_shared.h"
+#include "count.h"
 #include "dscp.h"
 #include "maps.h"
 #include "parse.h"
@@ -51,24 +52,6 @@ static __always_inline __u64 qos_police_now(const struct qos_policer *pol)
 	if (tick)
 		return bpf_jiffies64() * tick + 2 * TB_CLOCK_OTHER;
 	return bpf_ktime_get_ns();
-}
-
-/* Count a packet of @len bytes; @shared: counters every CPU adds to. */
-static __always_inline void qos_police_count(struct qos_police_ctrs *ctrs, __u32 fam, __u32 color,
-					     __u32 len, int shared)
-{
-	struct qos_ctr *ctr;
-
-	if (!ctrs || fam >= QOS_FAM_MAX || color >= TB_COLOR_MAX)
-		return;
-	ctr = &ctrs->c[fam][color];
-	if (shared) {
-		__sync_fetch_and_add(&ctr->packets, 1);
-		__sync_fetch_and_add(&ctr->bytes, len);
-	} else {
-		ctr->packets++;
-		ctr->bytes += len;
-	}
 }
 
 /*
@@ -161,13 +144,14 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 		color = TB_RED;
 	act = pol->act[color];
 
-	qos_police_count(ctrs, pkt->family, color, wire, shared);
+	if (ctrs && pkt->family < QOS_FAM_MAX)
+		qos_ctr_add(&ctrs->c[pkt->family][color], wire, shared);
 
 	switch (act.type) {
 	case QOS_PA_DROP:
 		return QOS_V_DROP;
 	case QOS_PA_REMARK:
-		if (qos_remark(skb, pkt, act.arg & (QOS_DSCP_MAX - 1)))
+		if (qos_remark(skb, pkt, act.arg & (QOS_DSCP_MAX - 1)) < 0)
 			return QOS_V_PASS;
 		return QOS_V_REMARK;
 	case QOS_PA_DEMOTE:
@@ -179,7 +163,7 @@ static __always_inline __u32 qos_police(struct __sk_buff *skb, const struct qos_
 }
 
 /*
- * Rule policers, from their hash (qos_common.h), in a function of their
+ * Rule policers, from their hash (qos_shared.h), in a function of their
  * own: in the function that also looks up the class policers' arrays,
  * clang merges the lookups of the two kinds into one call on either map,
  * which the verifier can then inline for neither, and a class policer

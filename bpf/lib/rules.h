@@ -4,7 +4,7 @@
  * flow label (exact, masked or any), optionally the upper-layer protocol and
  * source and destination ports (single, or ranges as aligned blocks), looked
  * up before the DSCP table. The layout and the tuple-space search are
- * described in qos_common.h and Documentation/classifier.rst.
+ * described in qos_shared.h and Documentation/classifier.rst.
  */
 #ifndef __QOS_LIB_RULES_H
 #define __QOS_LIB_RULES_H
@@ -13,8 +13,8 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
-#include "../qos_common.h"
-#include "dscp.h"
+#include "../qos_shared.h"
+#include "count.h"
 #include "maps.h"
 #include "parse.h"
 
@@ -104,24 +104,12 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 	return best;
 }
 
-/* qosctl creates a rule's counters before the entries that lead here. */
-static __always_inline void qos_rule_hit(__u32 id, __u32 len)
-{
-	struct qos_ctr *ctr = bpf_map_lookup_elem(&qos_rule_stats, &id);
-
-	if (ctr) {
-		ctr->packets++;
-		ctr->bytes += len;
-	}
-}
-
 /*
  * Look the packet up in the rules of its family that @sel takes, if there
- * are any: count the hit and apply the rule's DSCP rewrite (a
- * reservation's is its egress remark, done after its policer). *rulep is
- * the matching rule or NULL.
+ * are any, and count the hit. *rulep is the matching rule or NULL; the
+ * caller carries out its actions (qos_rule_dscp()).
  * Returns an unparsed reason when the extension headers a protocol rule
- * needs cannot be walked; ports are read only when a rule compares one. Packet pointers are invalid afterwards.
+ * needs cannot be walked; ports are read only when a rule compares one.
  */
 static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struct qos_cfg *cfg,
 					      struct qos_pkt *pkt, __u32 len,
@@ -135,8 +123,11 @@ static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struc
 		return QOS_UNP_NONE;
 	if ((cfg->rules & QOS_RULES_L4) && pkt->table == QOS_TABLE_IPV6) {
 		ret = qos_parse_ipv6_ext(skb, pkt);
+		/* The inner chain of 6in4 is the tunnel's payload: the
+		 * packet still has its outer header to be classified and
+		 * policed by, with no rule. */
 		if (ret != QOS_UNP_NONE)
-			return ret;
+			return pkt->tunnel ? QOS_UNP_NONE : ret;
 	}
 	pkt->has_ports = 0;
 	if (cfg->rules & QOS_RULES_PORTS)
@@ -144,11 +135,24 @@ static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struc
 	rule = qos_rules_match(skb, cfg, pkt, sel);
 	if (!rule)
 		return QOS_UNP_NONE;
-	qos_rule_hit(rule->id, len);
-	if ((rule->flags & (QOS_RULE_F_SET_DSCP | QOS_RULE_F_RESERVE)) == QOS_RULE_F_SET_DSCP)
-		qos_dscp_rewrite(skb, pkt->l3_off, pkt->table, rule->dscp);
+	qos_count_rule(rule->id, len);
 	*rulep = rule;
 	return QOS_UNP_NONE;
+}
+
+/*
+ * The DSCP rule @rule sets as soon as it matches: QOS_REMARK_F | DSCP, the
+ * flag clear for none. A reservation's is its egress remark instead, set
+ * only if its policer passes the packet (qos_egress.bpf.c). Without a
+ * branch: one here would double the paths the verifier walks after it.
+ */
+_Static_assert(QOS_RULE_F_SET_DSCP == 1 && QOS_RULE_F_RESERVE == 4 && QOS_REMARK_F == 0x80,
+	       "qos_rule_dscp() shifts flag bits");
+static __always_inline __u8 qos_rule_dscp(const struct qos_rule_val *rule)
+{
+	__u32 flags = rule->flags;
+
+	return (flags & ~(flags >> 2) & QOS_RULE_F_SET_DSCP) << 7 | (rule->dscp & (QOS_DSCP_MAX - 1));
 }
 
 #endif /* __QOS_LIB_RULES_H */

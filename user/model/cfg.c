@@ -18,6 +18,7 @@ void qos_profile_fill_cfg(const struct qos_profile *p, struct qos_cfg *cfg)
 	cfg->default_class = def->id;
 	if (p->wash)
 		cfg->flags |= QOS_CFG_F_WASH;
+	cfg->tunnel_dscp = p->tunnel_dscp;
 	for (t = 0; t < QOS_TABLE_MAX; t++)
 		for (d = 0; d < QOS_DSCP_MAX; d++)
 			cfg->dscp_class[t][d] = def->id;

@@ -72,6 +72,7 @@ struct qos_profile {
 	struct qos_bw priority_max;	/* bound on classes served before the default */
 	bool wash;			/* egress DSCP 0 after classification */
 	int wash_line;
+	uint32_t tunnel_dscp;		/* enum qos_tunnel_dscp: the DSCP of 6in4 */
 	char reserve_class[QOS_CLASS_NAME_LEN];	/* reservations go here */
 	int reserve_line;
 	uint32_t reserve_headroom_pct;	/* of its ceiling, for DSCP-only traffic */
@@ -89,6 +90,11 @@ struct qos_profile {
 #define QOS_QUEUES_AUTO		0
 /* No `queues` on the command line: the profile's. */
 #define QOS_QUEUES_PROFILE	UINT32_MAX
+
+/* tunnel-dscp: "auto", "outer" or "inner" into @mode (enum
+ * qos_tunnel_dscp): 0, or -EINVAL; and back. */
+int qos_tunnel_dscp_parse(const char *v, uint32_t *mode);
+const char *qos_tunnel_dscp_name(uint32_t mode);
 
 /* Parse "auto" or 1-QOS_MAX_QUEUES into @q: 0, or -EINVAL. */
 int qos_queues_parse(const char *v, uint32_t *q);

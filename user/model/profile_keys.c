@@ -100,6 +100,30 @@ static int parse_yes_no(const char *v, bool *yes)
 	return *yes || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0") ? 0 : -EINVAL;
 }
 
+static const char *const tunnel_dscp_names[QOS_TUNNEL_MAX] = {
+	[QOS_TUNNEL_AUTO] = "auto",
+	[QOS_TUNNEL_OUTER] = "outer",
+	[QOS_TUNNEL_INNER] = "inner",
+};
+
+int qos_tunnel_dscp_parse(const char *v, uint32_t *mode)
+{
+	uint32_t i;
+
+	for (i = 0; i < QOS_TUNNEL_MAX; i++) {
+		if (!strcmp(v, tunnel_dscp_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *qos_tunnel_dscp_name(uint32_t mode)
+{
+	return mode < QOS_TUNNEL_MAX ? tunnel_dscp_names[mode] : "?";
+}
+
 int qos_queues_parse(const char *v, uint32_t *q)
 {
 	if (!strcmp(v, "auto")) {
@@ -244,6 +268,9 @@ static int handle_profile_key(struct parse_ctx *c, const char *key, const char *
 		if (parse_yes_no(v, &p->wash))
 			return qos_parse_fail(c, key, "'%s' is not yes or no", v);
 		p->wash_line = c->line;
+	} else if (!strcmp(key, "tunnel-dscp")) {
+		if (qos_tunnel_dscp_parse(v, &p->tunnel_dscp))
+			return qos_parse_fail(c, key, "'%s' is not auto, outer or inner", v);
 	} else {
 		int ret = handle_reserve_key(c, key, v);
 

@@ -163,6 +163,10 @@ static void print_cfg(struct qos_pr *p, const struct qos_meta *meta, const struc
 			    class_name(meta, cfg->ack_class), cfg->ack_class);
 	if (cfg->flags & QOS_CFG_F_WASH)
 		qos_pr_text(p, "#   wash: every class leaves with dscp 0 unless it has its own egress remark\n");
+	if (cfg->tunnel_dscp != QOS_TUNNEL_AUTO)
+		qos_pr_text(p, "#   tunnel-dscp %s: 6in4 is classified by its %s DSCP\n",
+			    qos_tunnel_dscp_name(cfg->tunnel_dscp),
+			    qos_tunnel_dscp_name(cfg->tunnel_dscp));
 	for (i = 0; i < meta->nclasses; i++)
 		print_cfg_class(p, cfg, &meta->classes[i]);
 	for (t = 0; t < QOS_TABLE_MAX; t++) {

@@ -370,6 +370,7 @@ static void settings_print(struct qos_pr *p, const struct qos_report *r,
 	qos_pr_string(p, QP_ANY, "mark_mask", "mark-mask %s", buf);
 	qos_pr_bool(p, QP_JSON, "wash", NULL, r->cfg.flags & QOS_CFG_F_WASH);
 	qos_pr_text(p, r->cfg.flags & QOS_CFG_F_WASH ? " wash\n" : "\n");
+	qos_pr_string(p, QP_JSON, "tunnel_dscp", NULL, qos_tunnel_dscp_name(r->cfg.tunnel_dscp));
 	if (qos_meta_queues(m) > 1)
 		qos_pr_text(p, "queues %u: mq root, a tree per TX queue at 1/%u of every rate; "
 			    "classids are TX queue 0's\n", qos_meta_queues(m), qos_meta_queues(m));
@@ -382,6 +383,10 @@ static void settings_print(struct qos_pr *p, const struct qos_report *r,
 			      names[r->cfg.ack_class & (QOS_MAX_CLASSES - 1)] ?: "?");
 	else
 		qos_pr_null(p, QP_JSON, "ack_class", NULL);
+	if (r->cfg.tunnel_dscp != QOS_TUNNEL_AUTO)
+		qos_pr_text(p, "6in4 classified by its %s DSCP (tunnel-dscp %s)\n",
+			    qos_tunnel_dscp_name(r->cfg.tunnel_dscp),
+			    qos_tunnel_dscp_name(r->cfg.tunnel_dscp));
 	qos_pr_u32(p, ll ? QP_ANY : QP_JSON, "overhead", "overhead %u ", m->overhead);
 	qos_pr_u32(p, ll ? QP_ANY : QP_JSON, "mpu", "mpu %u ", m->mpu);
 	qos_pr_string(p, ll ? QP_ANY : QP_JSON, "linklayer", "linklayer %s\n",
