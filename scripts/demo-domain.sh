@@ -58,7 +58,7 @@ cat >"$TMP/domain.json" <<EOF
 EOF
 
 section "etcd: three members on the management bridge"
-etcd_start 3 || { echo "demo: etcd did not start" >&2; exit 1; }
+etcd_cluster_start 3 || { echo "demo: etcd did not start" >&2; exit 1; }
 ectl member list
 section "the declared domain, then an agent per router"
 show dom load "$TMP/domain.json"

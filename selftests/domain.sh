@@ -107,7 +107,7 @@ DEVS=("" "eth0 eth1" "eth1 eth2" "eth1 eth0")
 # === one member ================================================================
 T0=$(date +%s)
 RET=0
-etcd_start 1 --heartbeat-interval 100 --election-timeout 1000
+etcd_cluster_start 1 --heartbeat-interval 100 --election-timeout 1000
 check_err $? "etcd (1 member) did not become healthy"
 out=$(dom load "$TMP/domain.json" 2>&1)
 check_err $? "domain load: $out"
@@ -301,10 +301,10 @@ echo "    one-member cases took $(($(date +%s) - T0)) s"
 for i in 1 2 3; do
 	agent_kill $i
 done
-etcd_stop
+etcd_cluster_stop
 T0=$(date +%s)
 RET=0
-etcd_start 3 --heartbeat-interval 100 --election-timeout 1000
+etcd_cluster_start 3 --heartbeat-interval 100 --election-timeout 1000
 check_err $? "etcd (3 members) did not become healthy"
 out=$(dom load "$TMP/domain.json" 2>&1)
 check_err $? "domain load (3 members): $out"
