@@ -42,6 +42,7 @@ defer_state "$R1" "$R2" "$R3"
 ETCD_NS=("" "$E1" "$E2" "$E3")
 ROUTER=("" "$R1" "$R2" "$R3")
 RN=("" r1 r2 r3)
+defer domain_stop
 domain_line || exit 1
 
 cat >"$TMP/domain.json" <<EOF

@@ -15,6 +15,11 @@
 #   ETCD_NS  namespaces of the members: ETCD_NS[1..3] (member i: 10.254.1.i)
 #   ROUTER   namespaces of the routers: ROUTER[1..n]
 #   RN       the routers' names in the domain: RN[1..n]
+#
+# and defers domain_stop once, after TMP is made: the agents and members
+# started later, by a suite's test too, run until then (or until
+# agent_kill, etcd_kill, etcd_cluster_stop), so that a test can restart
+# what the tests after it use.
 
 DOMAIN_SLOW=1
 [ "$KSFT_MACHINE_SLOW" = yes ] && DOMAIN_SLOW=4
@@ -140,9 +145,9 @@ until_ok()
 	return 1
 }
 
-# etcd_cluster_start N [ARGS...]: a new cluster of members 1..N (data in
-# $TMP, a token of its own), QOSCTL_ETCD set to their client URLs; waits
-# until it is healthy.
+# etcd_cluster_start N [ARGS...]: a new cluster of members 1..N (data and
+# logs in $TMP, a token of its own), QOSCTL_ETCD set to their client URLs;
+# waits until it is healthy.
 etcd_cluster_start()
 {
 	local n=$1 i cluster= urls=
@@ -154,14 +159,16 @@ etcd_cluster_start()
 		urls+=${urls:+,}http://10.254.1.$i:2379
 	done
 	for ((i = 1; i <= n; i++)); do
-		spawn_ns "${ETCD_NS[i]}" "ETCD_MEMBER_PID[$i]" etcd --name m$i \
+		nsenter --net="/run/netns/${ETCD_NS[i]}" -- etcd --name m$i \
 			--data-dir "$TMP/etcd-$DOMAIN_GEN-$i" \
 			--listen-client-urls http://10.254.1.$i:2379 \
 			--advertise-client-urls http://10.254.1.$i:2379 \
 			--listen-peer-urls http://10.254.1.$i:2380 \
 			--initial-advertise-peer-urls http://10.254.1.$i:2380 \
 			--initial-cluster "$cluster" --initial-cluster-token "qos-$SFX-$DOMAIN_GEN" \
-			--initial-cluster-state new "$@"
+			--initial-cluster-state new "$@" >"$TMP/etcd-$DOMAIN_GEN-$i.log" 2>&1 &
+		ETCD_MEMBER_PID[i]=$!
+		SPAWNED[$!]=1
 	done
 	export QOSCTL_ETCD=$urls
 	until_ok 20 ectl endpoint health >/dev/null 2>&1
@@ -200,19 +207,15 @@ etcd_leader()
 	return 1
 }
 
-# agent_start I: router I's agent, its output appended to $TMP/agentI.log,
-# its state file removed at exit.
+# agent_start I: router I's agent, its output appended to $TMP/agentI.log.
 agent_start()
 {
-	local i=$1 pid
+	local i=$1
 
 	nsenter --net="/run/netns/${ROUTER[i]}" -- env QOSCTL_ETCD="$QOSCTL_ETCD" \
 		"$QOSCTL" agent --router "${RN[i]}" >>"$TMP/agent$i.log" 2>&1 &
-	pid=$!
-	SPAWNED[$pid]=1
-	defer stop_pid "$pid"
-	defer rm -f "/run/qosctl/agent-${RN[i]}.json"
-	AGENT_PID[i]=$pid
+	AGENT_PID[i]=$!
+	SPAWNED[$!]=1
 }
 
 agent_kill()
@@ -220,6 +223,20 @@ agent_kill()
 	kill -KILL "${AGENT_PID[$1]}" 2>/dev/null
 	wait "${AGENT_PID[$1]}" 2>/dev/null
 	unset "SPAWNED[${AGENT_PID[$1]}]"
+}
+
+# domain_stop: the agents and members still running stopped, by PID, and
+# the agents' state files removed.
+domain_stop()
+{
+	local i
+
+	for i in "${!AGENT_PID[@]}"; do
+		stop_pid "${AGENT_PID[i]}"
+		rm -f "/run/qosctl/agent-${RN[i]}.json"
+	done
+	AGENT_PID=()
+	etcd_cluster_stop
 }
 
 # status I: router I's status key, JSON ("" when absent).

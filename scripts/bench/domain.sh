@@ -50,6 +50,7 @@ SFX=$(mktemp -u XXXXXX | tr 'A-Z' 'a-z')
 
 setup_ns M E1 E2 E3 || exit 1
 ETCD_NS=("" "$E1" "$E2" "$E3")
+defer domain_stop
 mgmt_bridge
 
 for i in 1 2 3; do
