@@ -42,6 +42,7 @@ defer_state "$R1" "$R2" "$R3"
 ETCD_NS=("" "$E1" "$E2" "$E3")
 ROUTER=("" "$R1" "$R2" "$R3")
 RN=("" r1 r2 r3)
+defer domain_stop
 domain_line || exit 1
 
 cat >"$TMP/domain.json" <<EOF
@@ -58,7 +59,7 @@ cat >"$TMP/domain.json" <<EOF
 EOF
 
 section "etcd: three members on the management bridge"
-etcd_start 3 || { echo "demo: etcd did not start" >&2; exit 1; }
+etcd_cluster_start 3 || { echo "demo: etcd did not start" >&2; exit 1; }
 ectl member list
 section "the declared domain, then an agent per router"
 show dom load "$TMP/domain.json"

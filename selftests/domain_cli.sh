@@ -25,17 +25,19 @@
 #  - a commit that times out (etcd stopped during the transaction, a
 #    500 ms timeout, then resumed): the reservation is there exactly once
 #    or not at all, and the ledgers agree.
+#
+# The tests are the steps of one scenario on one etcd, started in the
+# setup with the domain files written: run alone, a test starts where the
+# setup leaves etcd (empty). test_load_errors, test_load and test_race
+# stand alone; the test_reserve_* steps use the domain test_load leaves
+# and the reservations of the steps before them, test_timeout a loaded
+# domain.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 source "$(dirname "$(readlink -f "$0")")/etcd_lib.sh"
 
 require_cmd etcd etcdctl jq python3
 [ -x "$QOSCTL" ] || { echo "SKIP: $QOSCTL not built"; exit $ksft_skip; }
-
-TMP=$(mktemp -d /tmp/domain_cli.XXXXXX)
-defer rm -rf "$TMP"
-etcd_start "$TMP" || exit $ksft_fail
-unset QOSCTL_PROFILE_DIR
 
 # domain_json RATE [PROFILE]: the domain, r2 eth1 at RATE, r3 eth0's profile PROFILE.
 domain_json()
@@ -108,9 +110,6 @@ test_load_errors()
 	domain_json 50mbit | sed 's|"2001:db8:3::/64"|"2001:db8::/32"|' >"$TMP/d4.json"
 	load_refused "overlapping prefixes" "$TMP/d4.json" \
 		"$TMP/d4.json: prefixes[3]: prefix 2001:db8::/32 overlaps 2001:db8:1::/64 of prefixes[1]"
-	mkdir -p "$TMP/profiles"
-	cp "$(dirname "$(readlink -f "$0")")/../tc-profiles/pip-20pct" "$TMP/profiles/site-pip"
-	domain_json 50mbit site-pip >"$TMP/d5.json"
 	load_refused "a profile outside the search path" "$TMP/d5.json" "profile 'site-pip'"
 }
 
@@ -118,7 +117,6 @@ test_load()
 {
 	local rev
 
-	domain_json 50mbit >"$TMP/domain.json"
 	run domain load "$TMP/domain.json"
 	check_err $rc "load: $(cat "$TMP/err")"
 	[ "$(etcdctl --endpoints "$ETCD_URL" get --prefix --keys-only /qosctl/ | grep -c .)" = 20 ]
@@ -143,7 +141,7 @@ test_load()
 	log_test "domain load: written once, again unchanged, QOSCTL_PROFILE_DIR"
 }
 
-test_reserve()
+test_reserve_add()
 {
 	local lease
 
@@ -174,7 +172,10 @@ test_reserve()
 		grep -q "granted with TTL(70s)"
 	check_err $? "v6's lease is not for + 10 s"
 	log_test "domain reserve add: IPv4 and IPv6 along r1 r2 r3, ledgers, edge key, lease"
+}
 
+test_reserve_refused()
+{
 	run domain reserve add src 10.1.0.9 dst 10.3.0.9 rate 7mbit id big
 	[ $rc = 1 ]
 	check_err $? "over the bottleneck: exit $rc"
@@ -183,11 +184,17 @@ test_reserve()
 	[ "$(resv_count) $(ledger r1 eth1 rate_bps)" = "2 3000000" ]
 	check_err $? "the refusal changed etcd"
 	log_test "domain reserve add: refused at r2 eth1 with the figures, exit 1"
+}
 
+test_reserve_strand()
+{
 	domain_json 20mbit >"$TMP/small.json"
 	load_refused "a change that strands reservations" "$TMP/small.json" \
 		"r2 eth1: the 2 reservations admitted there take 3mbit and bursts of 12056 bytes (worst-case delay 24112 us); profile pip-20pct at 20mbit admits 3600kbit in class pip with a delay bound of 10000 us"
+}
 
+test_reserve_del()
+{
 	run domain reserve del id v4
 	check_err $rc "del: $(cat "$TMP/err")"
 	[ -z "$(etcdctl --endpoints "$ETCD_URL" get --prefix --keys-only /qosctl/ | grep /v4)" ]
@@ -285,9 +292,18 @@ test_timeout()
 	[ $rc = 0 ] || printf "\t%s\n" "$(cat "$TMP/err")"
 }
 
-test_load_errors
-test_load
-test_reserve
-test_race
-test_timeout
+TMP=$(mktemp -d /tmp/domain_cli.XXXXXX)
+defer rm -rf "$TMP"
+etcd_start "$TMP" || exit $ksft_fail
+unset QOSCTL_PROFILE_DIR
+# The domain test_load loads, and one with a profile found only in
+# QOSCTL_PROFILE_DIR (refused by test_load_errors, loaded by test_load).
+domain_json 50mbit >"$TMP/domain.json"
+mkdir -p "$TMP/profiles"
+cp "$(dirname "$(readlink -f "$0")")/../tc-profiles/pip-20pct" "$TMP/profiles/site-pip"
+domain_json 50mbit site-pip >"$TMP/d5.json"
+
+ALL_TESTS="test_load_errors test_load test_reserve_add test_reserve_refused
+	test_reserve_strand test_reserve_del test_race test_timeout"
+tests_run
 exit $EXIT_STATUS

@@ -4,7 +4,10 @@
 # A domain testbed's pieces, shared by selftests/domain.sh,
 # scripts/demo-domain.sh and scripts/bench/domain.sh: a management bridge,
 # etcd members started (and SIGKILLed) by PID, agents per router, and the
-# commands that read them. Sourced after lib.sh. The caller sets:
+# commands that read them. Sourced after lib.sh; it sources etcd_lib.sh,
+# so the etcd helpers are one set: etcd_start/etcd_stop there (one member
+# on loopback), etcd_cluster_start/etcd_cluster_stop here (members in the
+# ETCD_NS namespaces). The caller sets:
 #
 #   M        the management namespace (its bridge br0: 10.254.255.254/16)
 #   TMP      a scratch directory (etcd data, logs)
@@ -12,11 +15,18 @@
 #   ETCD_NS  namespaces of the members: ETCD_NS[1..3] (member i: 10.254.1.i)
 #   ROUTER   namespaces of the routers: ROUTER[1..n]
 #   RN       the routers' names in the domain: RN[1..n]
+#
+# and defers domain_stop once, after TMP is made: the agents and members
+# started later, by a suite's test too, run until then (or until
+# agent_kill, etcd_kill, etcd_cluster_stop), so that a test can restart
+# what the tests after it use.
 
 DOMAIN_SLOW=1
 [ "$KSFT_MACHINE_SLOW" = yes ] && DOMAIN_SLOW=4
-declare -a ETCD_PID AGENT_PID
+declare -a ETCD_MEMBER_PID AGENT_PID
 DOMAIN_GEN=0
+
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/etcd_lib.sh"
 
 mgmt_bridge()
 {
@@ -135,10 +145,10 @@ until_ok()
 	return 1
 }
 
-# etcd_start N [ARGS...]: a new cluster of members 1..N (data in $TMP, a
-# token of its own), QOSCTL_ETCD set to their client URLs; waits until it
-# is healthy.
-etcd_start()
+# etcd_cluster_start N [ARGS...]: a new cluster of members 1..N (data and
+# logs in $TMP, a token of its own), QOSCTL_ETCD set to their client URLs;
+# waits until it is healthy.
+etcd_cluster_start()
 {
 	local n=$1 i cluster= urls=
 
@@ -149,35 +159,38 @@ etcd_start()
 		urls+=${urls:+,}http://10.254.1.$i:2379
 	done
 	for ((i = 1; i <= n; i++)); do
-		spawn_ns "${ETCD_NS[i]}" "ETCD_PID[$i]" etcd --name m$i \
+		nsenter --net="/run/netns/${ETCD_NS[i]}" -- etcd --name m$i \
 			--data-dir "$TMP/etcd-$DOMAIN_GEN-$i" \
 			--listen-client-urls http://10.254.1.$i:2379 \
 			--advertise-client-urls http://10.254.1.$i:2379 \
 			--listen-peer-urls http://10.254.1.$i:2380 \
 			--initial-advertise-peer-urls http://10.254.1.$i:2380 \
 			--initial-cluster "$cluster" --initial-cluster-token "qos-$SFX-$DOMAIN_GEN" \
-			--initial-cluster-state new "$@"
+			--initial-cluster-state new "$@" >"$TMP/etcd-$DOMAIN_GEN-$i.log" 2>&1 &
+		ETCD_MEMBER_PID[i]=$!
+		SPAWNED[$!]=1
 	done
 	export QOSCTL_ETCD=$urls
 	until_ok 20 ectl endpoint health >/dev/null 2>&1
 }
 
-etcd_stop()
+# etcd_cluster_stop: stop the members etcd_cluster_start started.
+etcd_cluster_stop()
 {
 	local i
 
-	for i in "${!ETCD_PID[@]}"; do
-		stop_pid "${ETCD_PID[i]}"
+	for i in "${!ETCD_MEMBER_PID[@]}"; do
+		stop_pid "${ETCD_MEMBER_PID[i]}"
 	done
-	ETCD_PID=()
+	ETCD_MEMBER_PID=()
 }
 
 # etcd_kill I: SIGKILL member I, by its PID.
 etcd_kill()
 {
-	kill -KILL "${ETCD_PID[$1]}"
-	wait "${ETCD_PID[$1]}" 2>/dev/null
-	unset "SPAWNED[${ETCD_PID[$1]}]"
+	kill -KILL "${ETCD_MEMBER_PID[$1]}"
+	wait "${ETCD_MEMBER_PID[$1]}" 2>/dev/null
+	unset "SPAWNED[${ETCD_MEMBER_PID[$1]}]"
 }
 
 # etcd_leader: the index of the member that leads.
@@ -185,7 +198,7 @@ etcd_leader()
 {
 	local i
 
-	for i in "${!ETCD_PID[@]}"; do
+	for i in "${!ETCD_MEMBER_PID[@]}"; do
 		in_ns "$M" env ETCDCTL_API=3 etcdctl --endpoints http://10.254.1.$i:2379 \
 			endpoint status -w json 2>/dev/null |
 			jq -e '.[0].Status.leader == .[0].Status.header.member_id' >/dev/null &&
@@ -194,19 +207,15 @@ etcd_leader()
 	return 1
 }
 
-# agent_start I: router I's agent, its output appended to $TMP/agentI.log,
-# its state file removed at exit.
+# agent_start I: router I's agent, its output appended to $TMP/agentI.log.
 agent_start()
 {
-	local i=$1 pid
+	local i=$1
 
 	nsenter --net="/run/netns/${ROUTER[i]}" -- env QOSCTL_ETCD="$QOSCTL_ETCD" \
 		"$QOSCTL" agent --router "${RN[i]}" >>"$TMP/agent$i.log" 2>&1 &
-	pid=$!
-	SPAWNED[$pid]=1
-	defer stop_pid "$pid"
-	defer rm -f "/run/qosctl/agent-${RN[i]}.json"
-	AGENT_PID[i]=$pid
+	AGENT_PID[i]=$!
+	SPAWNED[$!]=1
 }
 
 agent_kill()
@@ -214,6 +223,20 @@ agent_kill()
 	kill -KILL "${AGENT_PID[$1]}" 2>/dev/null
 	wait "${AGENT_PID[$1]}" 2>/dev/null
 	unset "SPAWNED[${AGENT_PID[$1]}]"
+}
+
+# domain_stop: the agents and members still running stopped, by PID, and
+# the agents' state files removed.
+domain_stop()
+{
+	local i
+
+	for i in "${!AGENT_PID[@]}"; do
+		stop_pid "${AGENT_PID[i]}"
+		rm -f "/run/qosctl/agent-${RN[i]}.json"
+	done
+	AGENT_PID=()
+	etcd_cluster_stop
 }
 
 # status I: router I's status key, JSON ("" when absent).

@@ -4,7 +4,8 @@
 # etcd for the domain suites: members started by the test itself (Debian's
 # etcd-server, 3.4), each with a data directory under a mktemp directory
 # and ports on loopback found free, killed by PID at exit. Two copies of
-# a suite run side by side. Source after lib.sh.
+# a suite run side by side. Source after lib.sh. A cluster of members in
+# namespaces (etcd_cluster_start) is in domain_lib.sh, which sources this.
 
 # free_port: a TCP port on 127.0.0.1 nobody listens on now.
 free_port()

@@ -50,6 +50,7 @@ SFX=$(mktemp -u XXXXXX | tr 'A-Z' 'a-z')
 
 setup_ns M E1 E2 E3 || exit 1
 ETCD_NS=("" "$E1" "$E2" "$E3")
+defer domain_stop
 mgmt_bridge
 
 for i in 1 2 3; do
@@ -78,7 +79,7 @@ EOF
 csv_open "$OUT/domain-admission.csv" "members,adds,p50_ms,p99_ms,max_ms"
 line_domain >"$TMP/line.json"
 for members in 1 3; do
-	etcd_start $members --quota-backend-bytes 4294967296 --max-txn-ops 10000 || { echo "etcd ($members) did not start"; exit 1; }
+	etcd_cluster_start $members --quota-backend-bytes 4294967296 --max-txn-ops 10000 || { echo "etcd ($members) did not start"; exit 1; }
 	dom load "$TMP/line.json" >/dev/null || exit 1
 	: >"$TMP/adm"
 	for ((k = 0; k < ADDS; k++)); do
@@ -92,7 +93,7 @@ for members in 1 3; do
 	max=$(sort -g "$TMP/adm" | tail -1)
 	echo "$members,$ADDS,$(ratio "$p50" 1000),$(ratio "$p99" 1000),$(ratio "$max" 1000)" \
 		>>"$OUT/domain-admission.csv"
-	etcd_stop
+	etcd_cluster_stop
 done
 print_csv "$OUT/domain-admission.csv"
 
@@ -114,7 +115,7 @@ defer_state "$R1"
 defer rm -f "/run/qosctl/agent-a1-$SFX.json"
 mgmt "$R1" 10.254.0.1
 ends "$R1"
-etcd_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
+etcd_cluster_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
 dom load "$TMP/line.json" >/dev/null || exit 1
 bg_ns "$R1" AGENT env QOSCTL_ETCD="$QOSCTL_ETCD" "$QOSCTL" agent --router "a1-$SFX"
 for ((i = 0; i < 300; i++)); do
@@ -175,11 +176,11 @@ echo "$n,$(median <"$TMP/a1"),$(percentile 99 <"$TMP/a1"),$(sort -g "$TMP/a1" | 
 	>>"$OUT/domain-applied.csv"
 print_csv "$OUT/domain-applied.csv"
 kill "$WATCH" "$AGENT"
-etcd_stop
+etcd_cluster_stop
 
 # --- scale: a star of routers, many reservations --------------------------------
 # Router 0 is the hub, 1..N-1 spokes; spoke i's LAN is 10.(i/250).(i%250).0/24.
-etcd_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
+etcd_cluster_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
 star()
 {
 	local i sp
@@ -277,4 +278,4 @@ csv_open "$OUT/domain-scale.csv" \
 echo "$ROUTERS,$RESV,$want,$(ratio "$want" "$adm_s"),$have,$inst_s,$db,$dbc,$(ratio "$(python3 -c "print($cpu1 - $cpu0)")" 1),$up_s" \
 	>>"$OUT/domain-scale.csv"
 print_csv "$OUT/domain-scale.csv"
-etcd_stop
+etcd_cluster_stop
