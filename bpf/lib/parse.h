@@ -138,35 +138,45 @@ static __always_inline int qos_parse_ipv6(void *data, void *data_end, __u32 off,
  * classified and policed, on its outer header alone: a malformed inner
  * header must not make EF in the outer one pass unpoliced.
  */
+/* Ethernet and up to QOS_VLAN_MAX VLAN tags: the L3 protocol in @proto,
+ * its offset in @off. */
+static __always_inline int qos_parse_l2(void *data, void *data_end, __u32 *off, __be16 *proto)
+{
+	struct ethhdr *eth = data;
+	int i;
+
+	if ((void *)(eth + 1) > data_end)
+		return QOS_UNP_TRUNCATED;
+	*proto = eth->h_proto;
+	*off = sizeof(*eth);
+#pragma unroll
+	for (i = 0; i < QOS_VLAN_MAX; i++) {
+		struct qos_vlan_hdr *vh = data + *off;
+
+		if (*proto != bpf_htons(ETH_P_8021Q) && *proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(vh + 1) > data_end)
+			return QOS_UNP_TRUNCATED;
+		*proto = vh->proto;
+		*off += sizeof(*vh);
+	}
+	return QOS_UNP_NONE;
+}
+
 static __always_inline int qos_parse(struct __sk_buff *skb, struct qos_pkt *pkt)
 {
 	void *data_end = (void *)(long)skb->data_end;
 	void *data = (void *)(long)skb->data;
-	struct ethhdr *eth = data;
-	__u32 off = sizeof(*eth);
 	__u32 len = skb->len;
 	struct iphdr *ip4;
-	__u32 ihl, tot, end;
+	__u32 ihl, tot, end, off;
 	__u16 frag;
 	__be16 proto;
-	int i, ret;
+	int ret;
 
-	if ((void *)(eth + 1) > data_end)
-		return QOS_UNP_TRUNCATED;
-	proto = eth->h_proto;
-
-#pragma unroll
-	for (i = 0; i < QOS_VLAN_MAX; i++) {
-		struct qos_vlan_hdr *vh = data + off;
-
-		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
-			break;
-		if ((void *)(vh + 1) > data_end)
-			return QOS_UNP_TRUNCATED;
-		proto = vh->proto;
-		off += sizeof(*vh);
-	}
-
+	ret = qos_parse_l2(data, data_end, &off, &proto);
+	if (ret != QOS_UNP_NONE)
+		return ret;
 	pkt->tunnel = 0;
 	pkt->inner_trunc = 0;
 	pkt->outer_off = off;
