@@ -19,6 +19,7 @@
 
 #include "domain/agent.h"
 #include "domain/etcd.h"
+#include "lib/json.h"
 #include "lib/util.h"
 
 /* List everything again this often, whatever the watch says (seconds). */
@@ -180,7 +181,7 @@ static int publish(struct agent *a)
 	if (a->published)
 		return 0;
 	o = status_doc(a);
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	s = qos_json_text(o);
 	ret = qos_etcd_put(a->e, a->status_key, s, strlen(s), a->lease, NULL);
 	json_object_put(o);
 	a->published = !ret;

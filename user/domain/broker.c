@@ -13,6 +13,7 @@
 #include <sys/random.h>
 
 #include "domain/broker.h"
+#include "lib/json.h"
 #include "lib/util.h"
 #include "txn/plan.h"
 
@@ -26,7 +27,7 @@ uint64_t qos_unix_ns(void)
 
 static const char *plain(json_object *o)
 {
-	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	return qos_json_text(o);
 }
 
 /* Hex of @n random bytes into @buf (2n + 1 bytes). */

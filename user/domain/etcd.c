@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "domain/etcd.h"
+#include "lib/json.h"
 
 struct qos_etcd {
 	char *url[QOS_ETCD_MAX_ENDPOINTS];
@@ -513,7 +514,7 @@ static int etcd_post(struct qos_etcd *e, const char *path, json_object *req, boo
 	e->msg[0] = '\0';
 	if (!req)
 		return etcd_fail(e, -ENOMEM, "etcd client: %s", strerror(ENOMEM));
-	body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	body = qos_json_text(req);
 	for (i = 0; i < e->n; i++) {
 		ret = post_once(e, path, body, idempotent, resp);
 		if (ret <= 0)
@@ -1022,7 +1023,7 @@ int qos_etcd_watch(struct qos_etcd *e, const char *key, unsigned int flags, int6
 	}
 	setup_handle(e, h, "/v3/watch");
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS,
-			 json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+			 qos_json_text(req));
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &c);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
