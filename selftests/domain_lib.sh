@@ -233,7 +233,7 @@ domain_stop()
 
 	for i in "${!AGENT_PID[@]}"; do
 		stop_pid "${AGENT_PID[i]}"
-		rm -f "/run/qosctl/agent-${RN[i]}.json"
+		rm -f "/var/lib/qosctl/agent-${RN[i]}.json"
 	done
 	AGENT_PID=()
 	etcd_cluster_stop

@@ -112,7 +112,7 @@ ends()
 # --- desired to applied on a router -------------------------------------------
 setup_ns R1 || exit 1
 defer_state "$R1"
-defer rm -f "/run/qosctl/agent-a1-$SFX.json"
+defer rm -f "/var/lib/qosctl/agent-a1-$SFX.json"
 mgmt "$R1" 10.254.0.1
 ends "$R1"
 etcd_cluster_start 1 --quota-backend-bytes 4294967296 --max-txn-ops 10000 || exit 1
@@ -215,7 +215,7 @@ for ((i = 1; i < ROUTERS; i++)); do
 	setup_ns "$name" || exit 1
 	SPOKE[i]=${!name}
 	defer_state "${SPOKE[i]}"
-	defer rm -f "/run/qosctl/agent-s$i-$SFX.json"
+	defer rm -f "/var/lib/qosctl/agent-s$i-$SFX.json"
 	mgmt "${SPOKE[i]}" 10.254.$((2 + i / 250)).$((i % 250 + 1))
 	ends "${SPOKE[i]}"
 done

@@ -24,6 +24,7 @@
 #include "kernel/dev.h"
 #include "kernel/rulemap.h"
 #include "lib/file.h"
+#include "lib/json.h"
 #include "lib/names.h"
 #include "lib/util.h"
 #include "model/profile.h"
@@ -126,7 +127,7 @@ int qos_agent_save(const char *router, const struct qos_agent_desired *d, char *
 	ret = state_name(router, name, sizeof(name), err, errlen);
 	if (ret)
 		goto out;
-	dir = qos_run_dir_open(err, errlen);
+	dir = qos_private_dir_open(QOS_STATE_DIR, err, errlen);
 	if (dir < 0) {
 		ret = dir;
 		goto out;
@@ -138,10 +139,10 @@ int qos_agent_save(const char *router, const struct qos_agent_desired *d, char *
 	json_object_object_add(o, "interfaces", json_object_get(d->ifs));
 	json_object_object_add(o, "edge", json_object_get(d->edge));
 	json_object_object_add(o, "transit", json_object_get(d->transit));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	ret = qos_file_replace(dir, name, s, strlen(s), 0600);
+	s = qos_json_text(o);
+	ret = s ? qos_file_replace(dir, name, s, strlen(s), 0600) : -ENOMEM;
 	if (ret)
-		snprintf(err, errlen, "%s/%s: %s", QOS_RUN_DIR, name, strerror(-ret));
+		snprintf(err, errlen, "%s/%s: %s", QOS_STATE_DIR, name, strerror(-ret));
 	close(dir);
 out:
 	json_object_put(o);
@@ -158,19 +159,19 @@ static int read_state(int dir, const char *name, void **buf, size_t *len, char *
 	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "%s/%s: %s", QOS_RUN_DIR, name, strerror(errno));
+		snprintf(err, errlen, "%s/%s: %s", QOS_STATE_DIR, name, strerror(errno));
 		return ret;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077)) {
 		snprintf(err, errlen, "%s/%s: not a regular file of uid %u with mode 0600: ignored",
-			 QOS_RUN_DIR, name, geteuid());
+			 QOS_STATE_DIR, name, geteuid());
 		close(fd);
 		return -EPERM;
 	}
 	ret = qos_file_read_fd(fd, buf, len, AGENT_FILE_MAX);
 	if (ret)
-		snprintf(err, errlen, "%s/%s: %s", QOS_RUN_DIR, name, strerror(-ret));
+		snprintf(err, errlen, "%s/%s: %s", QOS_STATE_DIR, name, strerror(-ret));
 	close(fd);
 	return ret;
 }
@@ -185,7 +186,7 @@ static int parse_state(const char *name, const char *buf, struct qos_agent_desir
 	    !json_object_object_get_ex(o, "edge", &edge) ||
 	    !json_object_is_type(ifs, json_type_object) ||
 	    !json_object_is_type(edge, json_type_object)) {
-		snprintf(err, errlen, "%s/%s: not an agent's state: ignored", QOS_RUN_DIR, name);
+		snprintf(err, errlen, "%s/%s: not an agent's state: ignored", QOS_STATE_DIR, name);
 		json_object_put(o);
 		return -EINVAL;
 	}
@@ -212,7 +213,7 @@ int qos_agent_load(const char *router, struct qos_agent_desired *d, char *err, s
 	ret = state_name(router, name, sizeof(name), err, errlen);
 	if (ret)
 		return ret;
-	dir = qos_run_dir_open(err, errlen);
+	dir = qos_private_dir_open(QOS_STATE_DIR, err, errlen);
 	if (dir < 0)
 		return dir;
 	ret = read_state(dir, name, &buf, &len, err, errlen);

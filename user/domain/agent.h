@@ -44,10 +44,14 @@ void qos_agent_desired_clear(struct qos_agent_desired *d);
 int qos_agent_desired_set(struct qos_agent_desired *d, const char *rel, const char *val,
 			  char *err, size_t errlen);
 
+/* Where the agent keeps its desired state: on disk, not /run's tmpfs, so a
+ * router that reboots while etcd is out of reach comes up with it. */
+#define QOS_STATE_DIR	"/var/lib/qosctl"
+
 /*
- * The last desired state of @router, persisted in qosctl's state directory
- * (QOS_RUN_DIR, checked as every state file is: a directory of ours, 0700,
- * the file regular, ours, not a symlink). load: -ENOENT if there is none.
+ * The last desired state of @router, persisted as QOS_STATE_DIR/agent-R.json
+ * (the directory checked as /run/qosctl is: ours, 0700, not a symlink; the
+ * file regular, ours, 0600, not a symlink). load: -ENOENT if there is none.
  */
 int qos_agent_save(const char *router, const struct qos_agent_desired *d, char *err,
 		   size_t errlen);

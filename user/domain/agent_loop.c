@@ -65,6 +65,7 @@ struct agent {
 	struct qos_agent_result res;
 	bool have_res;
 	int64_t applied_rev;		/* revision of the last state reconciled without error */
+	int64_t persisted_rev;		/* of the persisted state it started from (0: none) */
 	char last_error[1024];
 	int64_t lease;
 	int64_t keepalive_at, relist_at;	/* mono_ms() */
@@ -107,6 +108,25 @@ static void reconcile(struct agent *a)
 	a->published = false;
 }
 
+/*
+ * The persisted desired state made what runs, before etcd is asked: after
+ * a restart nothing differs and nothing changes; after a reboot (the
+ * kernel has none of it) it is installed again, and the log says so.
+ */
+static void start_persisted(struct agent *a)
+{
+	a->persisted_rev = a->d.revision;
+	reconcile(a);
+	if (a->res.changes)
+		qos_warn("agent %s: the kernel differed from the persisted desired state of "
+			 "revision %lld (%s/agent-%s.json): %u change(s) made",
+			 a->o->router, (long long)a->d.revision, QOS_STATE_DIR, a->o->router,
+			 a->res.changes);
+	else
+		qos_dbg("agent %s: starting from the persisted desired state of revision %lld",
+			a->o->router, (long long)a->d.revision);
+}
+
 static void save(struct agent *a)
 {
 	char err[512];
@@ -145,6 +165,7 @@ static json_object *status_doc(const struct agent *a)
 			       json_object_new_int64(qos_agent_now_unix_ns()));
 	json_object_object_add(o, "desired_revision", json_object_new_int64(a->d.revision));
 	json_object_object_add(o, "applied_revision", json_object_new_int64(a->applied_rev));
+	json_object_object_add(o, "started_revision", json_object_new_int64(a->persisted_rev));
 	json_object_object_add(o, "error", json_object_new_string(a->last_error));
 	json_object_object_add(o, "ifaces", as_list(r ? r->ifs : NULL, "dev"));
 	json_object_object_add(o, "resv", as_list(r ? r->resv : NULL, "id"));
@@ -182,7 +203,7 @@ static int publish(struct agent *a)
 		return 0;
 	o = status_doc(a);
 	s = qos_json_text(o);
-	ret = qos_etcd_put(a->e, a->status_key, s, strlen(s), a->lease, NULL);
+	ret = s ? qos_etcd_put(a->e, a->status_key, s, strlen(s), a->lease, NULL) : -ENOMEM;
 	json_object_put(o);
 	a->published = !ret;
 	return ret;
@@ -350,7 +371,7 @@ int qos_agent_run(const struct qos_agent_opts *o, char *err, size_t errlen)
 	a.relist_at = mono_ms() + AGENT_RELIST_S * 1000;
 	ret = qos_agent_load(o->router, &a.d, err, errlen);
 	if (!ret)
-		reconcile(&a);
+		start_persisted(&a);
 	else if (ret != -ENOENT)
 		qos_warn("agent %s: %s", o->router, err);
 	a.relist = ret != 0;

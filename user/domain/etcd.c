@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <resolv.h>
@@ -30,6 +31,8 @@ struct qos_etcd {
 	struct qos_etcd_hdr hdr;
 	int retry_err;		/* why the last member was left */
 	char msg[512];
+	char curl_err[CURL_ERROR_SIZE];	/* libcurl's detail of the last failure */
+	char why[CURL_ERROR_SIZE + 128];	/* curl_why()'s */
 };
 
 struct qos_etcd_txn {
@@ -246,12 +249,42 @@ static int add_range(json_object *o, const char *key, unsigned int flags)
 
 static const char *const url_sep = ",";
 
+/*
+ * The client key must be no one else's to read, as ssh requires of its
+ * keys: a key others can read is a router others can be. The group may
+ * read it (Debian's ssl-cert group, 0640), no one may write it but its
+ * owner. Refused before any request, with the file, its mode and the fix.
+ */
+static int key_private(const char *key, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(key, &st)) {
+		int e = errno;
+
+		snprintf(err, errlen, "--etcd-key %s: %s", key, strerror(e));
+		return -e;
+	}
+	if (st.st_mode & (S_IRWXO | S_IWGRP)) {
+		snprintf(err, errlen, "--etcd-key %s: mode %04o: others may read or write it: "
+			 "refused (chmod 600 %s)", key, st.st_mode & 07777, key);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int qos_etcd_open(struct qos_etcd **ep, const char *urls, const struct qos_etcd_tls *tls,
 		  char *err, size_t errlen)
 {
 	struct qos_etcd *e;
 	char *list, *tok, *save = NULL;
 
+	if (tls && tls->key) {
+		int ret = key_private(tls->key, err, errlen);
+
+		if (ret)
+			return ret;
+	}
 	if (!urls)
 		urls = getenv(QOS_ETCD_ENV);
 	if (!urls || !*urls) {
@@ -390,12 +423,34 @@ static void setup_handle(struct qos_etcd *e, CURL *h, const char *path)
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)QOS_ETCD_CONNECT_MS);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	e->curl_err[0] = '\0';
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, e->curl_err);
 	if (e->ca)
 		curl_easy_setopt(h, CURLOPT_CAINFO, e->ca);
 	if (e->cert)
 		curl_easy_setopt(h, CURLOPT_SSLCERT, e->cert);
 	if (e->key)
 		curl_easy_setopt(h, CURLOPT_SSLKEY, e->key);
+}
+
+/*
+ * Why a transfer failed: libcurl's detail when it has one (a TLS alert,
+ * say), else its code's text. Over TLS 1.3 a member that wants a client
+ * certificate says so after the handshake, and its alert may be lost with
+ * the connection: without a certificate, a connection ended so is said to
+ * be the likely reason.
+ */
+static const char *curl_why(struct qos_etcd *e, CURLcode rc)
+{
+	const char *why = e->curl_err[0] ? e->curl_err : curl_easy_strerror(rc);
+	bool ended = rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+		     rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_GOT_NOTHING;
+
+	if (e->cert || !ended || strncmp(e->url[e->cur], "https://", 8))
+		return why;
+	snprintf(e->why, sizeof(e->why), "%s (no client certificate was given: a member with "
+		 "--client-cert-auth wants --etcd-cert and --etcd-key)", why);
+	return e->why;
 }
 
 /* gRPC status codes (google.golang.org/grpc/codes) as errno. */
@@ -477,11 +532,11 @@ static int post_once(struct qos_etcd *e, const char *path, const char *body, boo
 		if (unsent || idempotent) {
 			e->retry_err = unsent ? -ECONNREFUSED : -ETIMEDOUT;
 			etcd_fail(e, e->retry_err, "etcd %s: %s", e->url[e->cur],
-				  curl_easy_strerror(rc));
+				  curl_why(e, rc));
 			return 1;
 		}
 		return etcd_fail(e, -ETIMEDOUT, "etcd %s: %s (outcome unknown)", e->url[e->cur],
-				 curl_easy_strerror(rc));
+				 curl_why(e, rc));
 	}
 	*resp = b.p ? json_tokener_parse(b.p) : NULL;
 	if (!*resp) {
@@ -1033,7 +1088,7 @@ int qos_etcd_watch(struct qos_etcd *e, const char *key, unsigned int flags, int6
 	if (!c.ret) {
 		c.ret = etcd_fail(e, rc == CURLE_OK ? -ECANCELED : -ECONNREFUSED,
 				  "etcd %s: watch ended: %s", e->url[e->cur],
-				  rc == CURLE_OK ? "stream closed" : curl_easy_strerror(rc));
+				  rc == CURLE_OK ? "stream closed" : curl_why(e, rc));
 		/* The next call starts at the next member. */
 		if (rc != CURLE_OK)
 			e->cur = (e->cur + 1) % e->n;

@@ -28,46 +28,7 @@
 
 int qos_run_dir_open(char *err, size_t errlen)
 {
-	struct stat st;
-	int fd, tries;
-
-	for (tries = 0; tries < 2; tries++) {
-		fd = open(QOS_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 || errno != ENOENT)
-			break;
-		if (mkdir(QOS_RUN_DIR, 0700) && errno != EEXIST) {
-			snprintf(err, errlen, "%s: cannot create: %s", QOS_RUN_DIR, strerror(errno));
-			return -errno;
-		}
-	}
-	if (fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "%s: %s", QOS_RUN_DIR,
-			 e == ELOOP || e == ENOTDIR ? "is a symlink or not a directory: refused "
-						      "(remove it; qosctl recreates it)" :
-						      strerror(e));
-		return -e;
-	}
-	if (fstat(fd, &st)) {
-		snprintf(err, errlen, "%s: %s", QOS_RUN_DIR, strerror(errno));
-		close(fd);
-		return -errno;
-	}
-	/* Ours but readable by others (an older qosctl made it 0755): the
-	 * names in it say which devices are managed; close it. */
-	if (st.st_uid == geteuid() && !(st.st_mode & 022) && (st.st_mode & 077) &&
-	    !fchmod(fd, 0700))
-		st.st_mode &= ~077;
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-		snprintf(err, errlen,
-			 "%s: owned by uid %u with mode %04o: refused, it must be owned by uid %u "
-			 "and writable by no one else (remove it; qosctl recreates it 0700)",
-			 QOS_RUN_DIR, st.st_uid, st.st_mode & 07777, geteuid());
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
+	return qos_private_dir_open(QOS_RUN_DIR, err, errlen);
 }
 
 static void file_name(const struct qos_dev *dev, const char *suffix, char *buf, size_t len)

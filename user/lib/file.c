@@ -2,8 +2,9 @@
 /*
  * Files written whole and read whole, through a directory fd and never
  * through a symlink, and the cookie of this network namespace: what the
- * device's state (kernel/dev.c) and the probes' published state
- * (probe/sla_state.c) both keep on disk.
+ * device's state (kernel/dev.c), the probes' published state
+ * (probe/sla_state.c) and the agent's desired state (domain/agent.c) keep
+ * on disk, and the one check of the directories that hold them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,6 +35,50 @@ int qos_netns_cookie(uint64_t *cookie)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int qos_private_dir_open(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		if (mkdir(path, 0700) && errno != EEXIST) {
+			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+			return -errno;
+		}
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", path,
+			 e == ELOOP || e == ENOTDIR ? "is a symlink or not a directory: refused "
+						      "(remove it; qosctl recreates it)" :
+						      strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	/* Ours but readable by others (an older qosctl made /run/qosctl
+	 * 0755): the names in it say what is managed; close it. */
+	if (st.st_uid == geteuid() && !(st.st_mode & 022) && (st.st_mode & 077) &&
+	    !fchmod(fd, 0700))
+		st.st_mode &= ~077;
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, errlen,
+			 "%s: owned by uid %u with mode %04o: refused, it must be owned by uid %u "
+			 "and writable by no one else (remove it; qosctl recreates it 0700)",
+			 path, st.st_uid, st.st_mode & 07777, geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)

@@ -10,6 +10,14 @@
 /* The cookie of this process's network namespace. */
 int qos_netns_cookie(uint64_t *cookie);
 
+/*
+ * Open the directory @path, creating it 0700 if missing (not its parents),
+ * and refuse it if it is a symlink, not a directory, not owned by our
+ * euid, or writable by group or others; one of ours readable by others is
+ * made 0700. Returns the directory fd, or -errno with @err naming @path.
+ */
+int qos_private_dir_open(const char *path, char *err, size_t errlen);
+
 /* Replace @name in @dirfd with @buf atomically (a temporary file, renamed),
  * never through a symlink. -errno. */
 int qos_file_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
