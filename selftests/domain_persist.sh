@@ -244,17 +244,7 @@ ip link add eth0 type veth peer name p0 && ip link add eth1 type veth peer name 
 	ip addr add 10.2.0.1/24 dev eth1 && ip addr add 2001:db8:2::1/64 dev eth1 nodad
 check_err $? "veth pairs"
 log_setup "router R: eth0, eth1"
-cat >"$TMP/domain.json" <<EOF
-{"routers": ["$RN"],
- "interfaces": [
-  {"router": "$RN", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},
-  {"router": "$RN", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct"}],
- "prefixes": [
-  {"prefix": "10.1.0.0/24", "router": "$RN", "dev": "eth0"},
-  {"prefix": "2001:db8:1::/64", "router": "$RN", "dev": "eth0"},
-  {"prefix": "10.2.0.0/24", "router": "$RN", "dev": "eth1"},
-  {"prefix": "2001:db8:2::/64", "router": "$RN", "dev": "eth1"}]}
-EOF
+domain_json_one "$RN" >"$TMP/domain.json"
 
 tests_run
 exit $EXIT_STATUS

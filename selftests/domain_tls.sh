@@ -167,17 +167,7 @@ dump >/dev/null
 check_err $? "etcd over TLS did not start: $(tail -3 "$TMP/etcd/etcd.log")"
 log_setup "etcd on $URL with --client-cert-auth"
 
-cat >"$TMP/domain.json" <<EOF
-{"routers": ["$RN"],
- "interfaces": [
-  {"router": "$RN", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},
-  {"router": "$RN", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct"}],
- "prefixes": [
-  {"prefix": "10.1.0.0/24", "router": "$RN", "dev": "eth0"},
-  {"prefix": "2001:db8:1::/64", "router": "$RN", "dev": "eth0"},
-  {"prefix": "10.2.0.0/24", "router": "$RN", "dev": "eth1"},
-  {"prefix": "2001:db8:2::/64", "router": "$RN", "dev": "eth1"}]}
-EOF
+domain_json_one "$RN" >"$TMP/domain.json"
 
 tests_run
 exit $EXIT_STATUS

@@ -56,3 +56,21 @@ etcd_dump()
 	etcdctl --endpoints "$ETCD_URL" get --prefix "$1"
 	etcdctl --endpoints "$ETCD_URL" get --prefix "$1" -w json | jq -r .header.revision
 }
+
+# A domain of one router ROUTER with eth0 (10.1.0.0/24, 2001:db8:1::/64)
+# and eth1 (10.2.0.0/24, 2001:db8:2::/64), pip-20pct at 100mbit on both,
+# on stdout: the fixture of domain_persist.sh and domain_tls.sh.
+domain_json_one()
+{
+	cat <<EOF
+{"routers": ["$1"],
+ "interfaces": [
+  {"router": "$1", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},
+  {"router": "$1", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct"}],
+ "prefixes": [
+  {"prefix": "10.1.0.0/24", "router": "$1", "dev": "eth0"},
+  {"prefix": "2001:db8:1::/64", "router": "$1", "dev": "eth0"},
+  {"prefix": "10.2.0.0/24", "router": "$1", "dev": "eth1"},
+  {"prefix": "2001:db8:2::/64", "router": "$1", "dev": "eth1"}]}
+EOF
+}
