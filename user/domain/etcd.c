@@ -477,23 +477,33 @@ static int grpc_errno(int code, const char *msg)
 	}
 }
 
-/* An error answer of etcd: {"error": "...", "code": N, "message": "..."},
- * or in a stream {"error": {"grpc_code": N, "message": "..."}}. */
+/*
+ * An error answer of etcd. 3.4's gateway (grpc-gateway v1) says
+ * {"error": "...", "code": N, "message": "..."}, in a stream {"error":
+ * {"grpc_code": N, "message": "..."}}; 3.5's (grpc-gateway v2) drops the
+ * "error" member: {"code": N, "message": "...", "details": []}, in a stream
+ * {"error": {"code": N, "message": "..."}}. An answer has a "header"; an
+ * error has none.
+ */
 static int answer_error(struct qos_etcd *e, json_object *o)
 {
-	json_object *err, *m = NULL, *c = NULL;
+	json_object *err = NULL, *m = NULL, *c = NULL;
 	const char *msg;
 
-	if (!json_object_object_get_ex(o, "error", &err))
+	if (!json_object_object_get_ex(o, "error", &err) &&
+	    (json_object_object_get_ex(o, "header", NULL) ||
+	     !json_object_object_get_ex(o, "code", NULL) ||
+	     !json_object_object_get_ex(o, "message", NULL)))
 		return 0;
-	if (json_object_is_type(err, json_type_object)) {
+	if (err && json_object_is_type(err, json_type_object)) {
 		json_object_object_get_ex(err, "message", &m);
-		json_object_object_get_ex(err, "grpc_code", &c);
+		if (!json_object_object_get_ex(err, "grpc_code", &c))
+			json_object_object_get_ex(err, "code", &c);
 	} else {
 		json_object_object_get_ex(o, "message", &m);
 		json_object_object_get_ex(o, "code", &c);
 	}
-	msg = m ? json_object_get_string(m) : json_object_get_string(err);
+	msg = m ? json_object_get_string(m) : err ? json_object_get_string(err) : "?";
 	return etcd_fail(e, grpc_errno(c ? json_object_get_int(c) : 2, msg), "etcd %s: %s",
 			 e->url[e->cur], msg);
 }
