@@ -88,10 +88,10 @@ bind "$src" "$root/src" --bind
 mount -o remount,bind,ro "$root/src"
 bind "$out" "$root/out" --bind
 
-# etcd-server too: test_etcd runs against trixie's etcd 3.5, whose JSON
+# etcd-server and etcd-client too: test_etcd runs against trixie's etcd 3.5, whose JSON
 # gateway (grpc-gateway v2) words its errors unlike 3.4's.
 step install-deps in_root 'grep PRETTY_NAME /etc/os-release && /src/scripts/install-deps.sh --build --deb &&
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server >/dev/null'
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server etcd-client >/dev/null'
 step make in_root 'make -s -C /src -j"$(nproc)" OUTPUT=/out all'
 # The C suites: crafted packets through BPF_PROG_TEST_RUN and plain
 # arithmetic, no network namespace.

@@ -74,8 +74,8 @@ FIXTURE_SETUP(etcd)
 
 	self->pid = 0;
 	self->e = NULL;
-	if (system("command -v etcd >/dev/null 2>&1"))
-		SKIP(return, "etcd is not installed (etcd-server)");
+	if (system("command -v etcd >/dev/null 2>&1 && command -v etcdctl >/dev/null 2>&1"))
+		SKIP(return, "etcd or etcdctl is not installed (etcd-server, etcd-client)");
 	snprintf(self->dir, sizeof(self->dir), "/tmp/test_etcd.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	snprintf(self->url, sizeof(self->url), "http://127.0.0.1:%d", cport);

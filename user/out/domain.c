@@ -100,7 +100,10 @@ static void hop_installed(struct qos_pr *p, const struct qos_dom_view *v, json_o
 	}
 	ok = i == 0 ? listed_flag(st, "resv", "id", id, "installed") :
 		      listed_flag(st, "ifaces", "dev", str_of(hop, "dev"), "applied");
-	qos_pr_bool(p, QP_ANY, "installed", " installed %s", ok > 0);
+	/* Inside the path there is no per-flow state: the hop is ready when
+	 * its interface's profile is applied; the text says which. */
+	qos_pr_bool(p, QP_ANY, "installed", i == 0 ? " rule installed %s" : " profile applied %s",
+		    ok > 0);
 }
 
 static void resv_hops(struct qos_pr *p, json_object *resv, const struct qos_dom_view *v)
