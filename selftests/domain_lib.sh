@@ -59,26 +59,6 @@ domain_link()
 		ip -n "$3" link set "$4" up
 }
 
-# send_paced NS DST PORT PPS SECS SIZE: UDP datagrams of SIZE bytes from NS
-# to DST, PPS a second for SECS; prints "SENT SECONDS_TAKEN".
-send_paced()
-{
-	in_ns "$1" python3 -c '
-import socket, sys, time
-dst, port, pps, secs, size = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_DGRAM)
-t0 = time.monotonic()
-n = 0
-while n < pps * secs:
-    due = t0 + n / pps
-    now = time.monotonic()
-    if due > now:
-        time.sleep(due - now)
-    s.sendto(b"x" * size, (dst, port))
-    n += 1
-print(n, "%.3f" % (time.monotonic() - t0))' "${@:2}"
-}
-
 # domain_line: the line of three routers with hosts at both ends (H1, R1,
 # R2, R3, H2, and M, E1..E3 on the management bridge), IPv4 and IPv6:
 #
@@ -130,19 +110,6 @@ ectl()
 dom()
 {
 	in_ns "$M" "$QOSCTL" domain "$@"
-}
-
-# until_ok SECONDS CMD...: run CMD every 0.1 s until it succeeds.
-until_ok()
-{
-	local i n=$(($1 * 10 * DOMAIN_SLOW))
-
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # etcd_cluster_start N [ARGS...]: a new cluster of members 1..N (data and

@@ -41,22 +41,6 @@ STATE=/var/lib/qosctl/agent-$RN.json
 defer rm -f "$STATE" "/run/qosctl/agent-$RN.json"
 defer agent_kill
 defer etcd_again_stop
-SLOW=1
-[ "$KSFT_MACHINE_SLOW" = yes ] && SLOW=4
-
-# until_ok SECONDS CMD...: run CMD every 0.1 s until it succeeds.
-until_ok()
-{
-	local i n=$(($1 * 10 * SLOW))
-
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 ectl()
 {
 	etcdctl --endpoints "$QOSCTL_ETCD" --command-timeout 3s "$@"

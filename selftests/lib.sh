@@ -730,3 +730,38 @@ fuzz_run()
 	log_test "$what fuzzed ${FUZZ_SECONDS:-30}s, ${runs:-?} inputs, no crash, leak or report"
 	return 0
 }
+
+# send_paced NS DST PORT PPS SECS SIZE: UDP datagrams of SIZE bytes from NS
+# to DST, PPS a second for SECS; prints "SENT SECONDS_TAKEN".
+send_paced()
+{
+	in_ns "$1" python3 -c '
+import socket, sys, time
+dst, port, pps, secs, size = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_DGRAM)
+t0 = time.monotonic()
+n = 0
+while n < pps * secs:
+    due = t0 + n / pps
+    now = time.monotonic()
+    if due > now:
+        time.sleep(due - now)
+    s.sendto(b"x" * size, (dst, port))
+    n += 1
+print(n, "%.3f" % (time.monotonic() - t0))' "${@:2}"
+}
+
+# until_ok SECONDS CMD...: run CMD every 0.1 s until it succeeds (four
+# times as long on a machine marked slow).
+until_ok()
+{
+	local i n=$(($1 * 10))
+
+	[ "$KSFT_MACHINE_SLOW" = yes ] && n=$((n * 4))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}

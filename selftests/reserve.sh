@@ -55,21 +55,7 @@ rule_json()
 # prints how many went out and the seconds it took.
 send()
 {
-	in_ns "$H1" python3 -c '
-import socket, sys, time
-dst, dport, pps, secs, size = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_DGRAM)
-t0 = time.monotonic()
-n = 0
-while n < pps * secs:
-    due = t0 + n / pps
-    now = time.monotonic()
-    if due > now:
-        time.sleep(due - now)
-    s.sendto(b"x" * size, (dst, dport))
-    n += 1
-print(n, "%.3f" % (time.monotonic() - t0))
-' "$@"
+	send_paced "$H1" "$@"
 }
 
 # The reservation file of reserve_file and names.
