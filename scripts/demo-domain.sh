@@ -45,7 +45,7 @@ RN=("" r1 r2 r3)
 defer domain_stop
 domain_line || exit 1
 
-cat >"$TMP/domain.json" <<EOF
+domain_json_line r1 r2 r3 "" "100mbit 100mbit 100mbit 50mbit 100mbit 100mbit" >"$TMP/domain.json"
 {"routers": ["r1", "r2", "r3"],
  "interfaces": [
   {"router": "r1", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},

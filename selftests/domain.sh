@@ -421,7 +421,8 @@ test_quorum_lost()
 
 # === one member ================================================================
 # The setup: one member, the domain loaded, an agent on each router.
-cat >"$TMP/domain.json" <<EOF
+domain_json_line "${RN[1]}" "${RN[2]}" "${RN[3]}" "" \
+	"100mbit 100mbit 100mbit 50mbit 100mbit 100mbit" >"$TMP/domain.json"
 {"routers": ["${RN[1]}", "${RN[2]}", "${RN[3]}"],
  "interfaces": [
   {"router": "${RN[1]}", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},

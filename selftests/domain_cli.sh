@@ -42,23 +42,8 @@ require_cmd etcd etcdctl jq python3
 # domain_json RATE [PROFILE]: the domain, r2 eth1 at RATE, r3 eth0's profile PROFILE.
 domain_json()
 {
-	local p=${2:-pip-20pct}
-
-	cat <<EOT
-{"routers": ["r1", "r2", "r3"],
- "interfaces": [
-  {"router": "r1", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},
-  {"router": "r1", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "r2"},
-  {"router": "r2", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct", "peer": "r1"},
-  {"router": "r2", "dev": "eth1", "rate": "$1", "profile": "pip-20pct", "peer": "r3"},
-  {"router": "r3", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "r2"},
-  {"router": "r3", "dev": "eth0", "rate": "100mbit", "profile": "$p"}],
- "prefixes": [
-  {"prefix": "10.1.0.0/24", "router": "r1", "dev": "eth0"},
-  {"prefix": "2001:db8:1::/64", "router": "r1", "dev": "eth0"},
-  {"prefix": "10.3.0.0/24", "router": "r3", "dev": "eth0"},
-  {"prefix": "2001:db8:3::/64", "router": "r3", "dev": "eth0"}]}
-EOT
+	domain_json_line r1 r2 r3 "eth0 eth1 eth0 eth1 eth1 eth0" \
+		"100mbit 100mbit 100mbit $1 100mbit 100mbit" "${2:-pip-20pct}"
 }
 
 # run ARGS...: qosctl; stdout in $TMP/out, stderr in $TMP/err, $rc.

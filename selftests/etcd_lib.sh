@@ -74,3 +74,44 @@ domain_json_one()
   {"prefix": "2001:db8:2::/64", "router": "$1", "dev": "eth1"}]}
 EOF
 }
+
+# domain_json_line R1 R2 R3 [DEVS] [RATES] [PROFILE] [PFX1] [PFX3]: on
+# stdout, a domain of three routers in a line, R1 - R2 - R3, with six
+# interfaces: R1's edge and uplink, R2's two, R3's uplink and edge (DEVS,
+# six names, default "eth0 eth1 eth1 eth2 eth1 eth0"), at RATES (six,
+# default 100mbit each), pip-20pct on each but R3's edge, which has
+# PROFILE (default pip-20pct). R1's edge routes the prefixes PFX1 (default
+# "10.1.0.0/24 2001:db8:1::/64"), R3's edge PFX3 (default
+# "10.3.0.0/24 2001:db8:3::/64"). The fixture of domain.sh, domain_cli.sh,
+# demo-domain.sh and scripts/bench/domain.sh.
+domain_json_line()
+{
+	local r=("$1" "$1" "$2" "$2" "$3" "$3") peer=("" "$2" "$1" "$3" "$2" "")
+	local -a dev rate pfx1 pfx3
+	local prof=${6:-pip-20pct} i p sep line
+
+	read -ra dev <<<"${4:-eth0 eth1 eth1 eth2 eth1 eth0}"
+	read -ra rate <<<"${5:-100mbit 100mbit 100mbit 100mbit 100mbit 100mbit}"
+	read -ra pfx1 <<<"${7:-10.1.0.0/24 2001:db8:1::/64}"
+	read -ra pfx3 <<<"${8:-10.3.0.0/24 2001:db8:3::/64}"
+	printf '{"routers": ["%s", "%s", "%s"],\n "interfaces": [' "$1" "$2" "$3"
+	for i in 0 1 2 3 4 5; do
+		p=pip-20pct
+		[ $i = 5 ] && p=$prof
+		line="{\"router\": \"${r[i]}\", \"dev\": \"${dev[i]}\", \"rate\": \"${rate[i]}\", \"profile\": \"$p\""
+		[ -n "${peer[i]}" ] && line+=", \"peer\": \"${peer[i]}\""
+		sep=,
+		[ $i = 5 ] && sep=
+		printf '\n  %s}%s' "$line" "$sep"
+	done
+	printf '],\n "prefixes": ['
+	sep=
+	for p in "${pfx1[@]}"; do
+		printf '%s\n  {"prefix": "%s", "router": "%s", "dev": "%s"}' "$sep" "$p" "$1" "${dev[0]}"
+		sep=,
+	done
+	for p in "${pfx3[@]}"; do
+		printf '%s\n  {"prefix": "%s", "router": "%s", "dev": "%s"}' "$sep" "$p" "$3" "${dev[5]}"
+	done
+	printf ']}\n'
+}

@@ -60,18 +60,8 @@ done
 # A 3-router line; r1's interfaces exist (dummies in R1) for its agent.
 line_domain()
 {
-	cat <<EOF
-{"routers": ["a1-$SFX", "a2-$SFX", "a3-$SFX"],
- "interfaces": [
-  {"router": "a1-$SFX", "dev": "lan", "rate": "10gbit", "profile": "pip-20pct"},
-  {"router": "a1-$SFX", "dev": "uplink", "rate": "10gbit", "profile": "pip-20pct", "peer": "a2-$SFX"},
-  {"router": "a2-$SFX", "dev": "w", "rate": "10gbit", "profile": "pip-20pct", "peer": "a1-$SFX"},
-  {"router": "a2-$SFX", "dev": "e", "rate": "10gbit", "profile": "pip-20pct", "peer": "a3-$SFX"},
-  {"router": "a3-$SFX", "dev": "uplink", "rate": "10gbit", "profile": "pip-20pct", "peer": "a2-$SFX"},
-  {"router": "a3-$SFX", "dev": "lan", "rate": "10gbit", "profile": "pip-20pct"}],
- "prefixes": [{"prefix": "10.1.0.0/16", "router": "a1-$SFX", "dev": "lan"},
-              {"prefix": "10.3.0.0/16", "router": "a3-$SFX", "dev": "lan"}]}
-EOF
+	domain_json_line "a1-$SFX" "a2-$SFX" "a3-$SFX" "lan uplink w e uplink lan" \
+		"10gbit 10gbit 10gbit 10gbit 10gbit 10gbit" "" "10.1.0.0/16" "10.3.0.0/16"
 }
 
 # --- admission latency, 1 and 3 members ---------------------------------------
