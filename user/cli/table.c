@@ -551,7 +551,7 @@ const struct cli_cmd cli_cmds[] = {
 	{
 		.name = "balance",
 		.synopsis = "dev IFACE [period MS] [-j]",
-		.summary = "share a multi-queue tree's rates among its queues by demand",
+		.summary = "share a multi-queue tree's rates by each queue's demand",
 		.help = "In the foreground until SIGINT or SIGTERM: every period, read the "
 			"classes of each TX queue's tree (queues N) and set their HTB rates so "
 			"that one flow may use the whole link while the link, Premium IP's cap "
