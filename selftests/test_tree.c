@@ -340,6 +340,16 @@ TEST(balance_pip20)
 	check_sums(_metadata, m, &sh);
 	EXPECT_EQ(1000000 - 31250, sh.q[1].rate_bps[lbe]);
 
+	/* LBE alone in queue 1 while BE is held back in queue 0: what is
+	 * left of the link goes to BE first, as in a single tree; queue 1
+	 * keeps LBE's floor and the idle classes' minima. */
+	memset(d, 0, sizeof(d));
+	d[0][be] = (struct qos_bal_demand){ .bps = 90000000, .busy = true };
+	d[1][lbe] = (struct qos_bal_demand){ .bps = 4000000, .busy = true };
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(625000 + 2468750 + 968750, sh.q[1].link_bps);
+
 	/* The static split is the tree's own. */
 	qos_balance_static(m, &sh);
 	check_sums(_metadata, m, &sh);

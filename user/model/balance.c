@@ -90,32 +90,56 @@ static void balance_class(const struct qos_meta *meta, const qos_bal_demands_t d
 	}
 }
 
-/* The link: each queue its classes' rates, and what is left of the link
- * shared by the queues' demand beyond them; no demand, evenly. */
+/* What class @i of queue @q would take beyond its rate: up to its ceiling
+ * if it is capped below the link, else all there is if it was held back,
+ * else a quarter more than it sent. */
+static uint64_t excess(const struct qos_meta *meta, const qos_bal_demands_t d,
+		       const struct qos_bal_share *out, unsigned int q, unsigned int i)
+{
+	const struct qos_meta_class *mc = &meta->classes[i];
+	uint64_t rate = out->q[q].rate_bps[i], want;
+
+	if (mc->ceil_bps < meta->rate_bps)
+		return out->q[q].ceil_bps[i] - rate;
+	want = want_of(&d[q][i], 0);
+	return want > rate ? want - rate : 0;
+}
+
+/*
+ * The link: each queue its classes' rates, then what is left of the link
+ * by the queues' demand beyond them, class by class in priority order as
+ * HTB lends within one tree, so that LBE in one queue does not take from
+ * BE held back in another what BE would get before it in a single tree.
+ * What nobody wants goes evenly.
+ */
 static void balance_link(const struct qos_meta *meta, const qos_bal_demands_t d,
 			 struct qos_bal_share *out)
 {
-	uint64_t want[QOS_MAX_QUEUES] = {}, extra[QOS_MAX_QUEUES] = {}, a[QOS_MAX_QUEUES] = {};
-	uint64_t sum = 0, left;
-	unsigned int q, i, n = out->nqueues, nc = meta->nclasses;
+	uint64_t want[QOS_MAX_QUEUES] = {}, extra[QOS_MAX_QUEUES] = {}, sum = 0, left;
+	unsigned int q, i, prio, n = out->nqueues, nc = meta->nclasses, top = 0;
 
 	for (q = 0; q < n; q++) {
-		uint64_t sent = 0;
-		bool busy = false;
-
-		a[q] = 0;
-		for (i = 0; i < nc; i++) {
-			a[q] += out->q[q].rate_bps[i];
-			sent += d[q][i].bps;
-			busy |= d[q][i].busy;
-		}
-		sum += a[q];
-		sent = sent / QOS_BAL_HEADROOM_DEN * QOS_BAL_HEADROOM_NUM;
-		want[q] = busy ? UINT64_MAX : sent > a[q] ? sent - a[q] : 0;
+		out->q[q].link_bps = 0;
+		for (i = 0; i < nc; i++)
+			out->q[q].link_bps += out->q[q].rate_bps[i];
+		sum += out->q[q].link_bps;
 	}
-	left = qos_waterfill(meta->rate_bps > sum ? meta->rate_bps - sum : 0, n, want, 0, extra);
+	for (i = 0; i < nc; i++)
+		top = meta->classes[i].prio > top ? meta->classes[i].prio : top;
+	left = meta->rate_bps > sum ? meta->rate_bps - sum : 0;
+	for (prio = 0; prio <= top && left; prio++) {
+		for (i = 0; i < nc && left; i++) {
+			if (meta->classes[i].prio != prio)
+				continue;
+			for (q = 0; q < n; q++)
+				want[q] = excess(meta, d, out, q, i);
+			left = qos_waterfill(left, n, want, 0, extra);
+			for (q = 0; q < n; q++)
+				out->q[q].link_bps += extra[q];
+		}
+	}
 	for (q = 0; q < n; q++)
-		out->q[q].link_bps = a[q] + extra[q] + left / n + (q < left % n);
+		out->q[q].link_bps += left / n + (q < left % n);
 	for (q = 0; q < n; q++)
 		for (i = 0; i < nc; i++)
 			if (out->q[q].ceil_bps[i] > out->q[q].link_bps ||
