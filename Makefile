@@ -397,7 +397,7 @@ SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
 	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service \
-	 $(OUTPUT)/qosctl-agent.service
+	 $(OUTPUT)/qosctl-agent.service $(OUTPUT)/qosctl-balance@.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)
