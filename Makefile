@@ -341,6 +341,7 @@ bench: deps
 bench-mq: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/mq.sh $(ABS_OUTPUT)/bench
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/mq_balance.sh $(ABS_OUTPUT)/bench
 
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)

@@ -21,7 +21,8 @@
 #   - re-apply at another rate changes the classes in place; queues 1 goes
 #     back to today's single tree; queues auto takes the device's 2;
 #   - refused: more queues than the device has, a TBF profile, a bad value
-#     in a profile (file, line, key), each leaving the device as it was; a
+#     in a profile (file, line, key), a balance period out of range, each
+#     leaving the device as it was; a
 #     failed apply rolls back to the single tree;
 #   - remove restores the device's own root qdisc and leaves no files.
 #
@@ -503,9 +504,13 @@ refused()
 	check_fail $? "queues = 0 accepted"
 	grep -q "bad.conf:2: queues: '0' is not auto or a number of TX queues" "$TMP/err"
 	check_err $? "unclear error: $(cat "$TMP/err")"
+	qosctl_ns "$R" balance dev "$R_IF2" period 5 2> "$TMP/err"
+	check_fail $? "balance period 5 accepted"
+	grep -q "balance: period '5': not a number of milliseconds (10-10000)" "$TMP/err"
+	check_err $? "unclear error: $(cat "$TMP/err")"
 	tc -n "$R" qdisc show dev "$R_IF2" | diff -q "$TMP/before" - >/dev/null
 	check_err $? "a refused apply changed the qdiscs"
-	log_test "too many queues, TBF, a bad value: refused by name, device unchanged"
+	log_test "too many queues, TBF, a bad value, a bad period: refused by name, device unchanged"
 }
 
 remove()
