@@ -106,16 +106,26 @@ drops()
 			END { print n + 0 }'
 }
 
+# since B0 T0 CLASSID...: Mbit/s the classes sent since they had sent B0
+# bytes at T0 (date +%s%N).
+since()
+{
+	local b0=$1 t0=$2
+
+	shift 2
+	awk -v b=$(($(bytes "$@") - b0)) -v ns=$(($(date +%s%N) - t0)) \
+		'BEGIN { printf "%.2f\n", b * 8e3 / ns }'
+}
+
 # mbps SECS CLASSID...: Mbit/s the classes sent together over SECS.
 mbps()
 {
-	local secs=$1 b0 b1 t0 t1
+	local secs=$1 b0 t0
 
 	shift
 	b0=$(bytes "$@") t0=$(date +%s%N)
 	sleep "$secs"
-	b1=$(bytes "$@") t1=$(date +%s%N)
-	awk -v b=$((b1 - b0)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f\n", b * 8e3 / ns }'
+	since "$b0" "$t0" "$@"
 }
 
 # class_line CLASSID: the class as tc prints it (rate and ceil in tc's units).
@@ -231,24 +241,11 @@ flows()
 # down, so a sum read is at most the true one.
 rate_sums()
 {
-	tc -n "$R" class show dev "$R_IF2" | awk '
-	function bits(s) {
-		n = s + 0
-		if (s ~ /Gbit$/) n *= 1e9; else if (s ~ /Mbit$/) n *= 1e6; else if (s ~ /Kbit$/) n *= 1e3
-		return n
-	}
-	$1 == "class" && $2 == "htb" {
-		r = c = 0
-		for (i = 4; i < NF; i++) {
-			if ($i == "rate") r = bits($(i + 1))
-			if ($i == "ceil") c = bits($(i + 1))
-		}
-		m = $3
-		sub(/^[0-9a-f]+:/, "", m)
-		if (m == "1") { link += c; if (c > maxq) maxq = c }
-		else if (m == "12") pip += c
-		else if (m == "14") lbe += r
-	}
+	tc_class_rates "$R" "$R_IF2" | awk '
+	{ m = $1; sub(/^[0-9a-f]+:/, "", m) }
+	m == "1" { link += $3; if ($3 > maxq) maxq = $3 }
+	m == "12" { pip += $3 }
+	m == "14" { lbe += $2 }
 	END { printf "%d %d %d %d\n", link, pip, lbe, maxq }'
 }
 
@@ -333,10 +330,8 @@ balanced_ef()
 	sleep 1
 	b0=$(bytes 100:12) b1=$(bytes 200:12) t0=$(date +%s%N)
 	sleep 3
-	m0=$(awk -v b=$(($(bytes 100:12) - b0)) -v ns=$(($(date +%s%N) - t0)) \
-		'BEGIN { printf "%.2f", b * 8e3 / ns }')
-	m1=$(awk -v b=$(($(bytes 200:12) - b1)) -v ns=$(($(date +%s%N) - t0)) \
-		'BEGIN { printf "%.2f", b * 8e3 / ns }')
+	m0=$(since "$b0" "$t0" 100:12)
+	m1=$(since "$b1" "$t0" 200:12)
 	stop_pid "$cli5301"; stop_pid "$srv5301"; stop_pid "$cli5302"; stop_pid "$srv5302"
 	fcmp "a >= b" "$m0" 5 && fcmp "a >= b" "$m1" 5
 	check_err $? "not one flow in each queue: $m0 and $m1 Mbit/s in the pip classes"
@@ -361,10 +356,8 @@ balanced_lbe()
 	t0=$(date +%s%N)
 	sleep 3
 	dropped=$(($(drops 100:13 200:13) - d0))
-	be=$(awk -v b=$(($(bytes 100:13 200:13) - b0)) -v ns=$(($(date +%s%N) - t0)) \
-		'BEGIN { printf "%.2f", b * 8e3 / ns }')
-	lbe=$(awk -v b=$(($(bytes 100:14 200:14) - l0)) -v ns=$(($(date +%s%N) - t0)) \
-		'BEGIN { printf "%.2f", b * 8e3 / ns }')
+	be=$(since "$b0" "$t0" 100:13 200:13)
+	lbe=$(since "$l0" "$t0" 100:14 200:14)
 	iperf_end 5401 5402
 	xfail_on_slow check_err "$(fcmp "a >= b" "$be" 90 && [ $dropped -gt 0 ]; echo $?)" \
 		"no BE flood held back: BE $be Mbit/s, $dropped BE drops (LBE $lbe)"

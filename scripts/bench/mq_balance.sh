@@ -40,14 +40,7 @@ qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit queues 2 >/dev/null || 
 # maxq: the largest queue's link class rate, bit/s, as tc prints it.
 maxq()
 {
-	tc -n "$R" class show dev "$R_IF2" | awk '
-	function bits(s) {
-		n = s + 0
-		if (s ~ /Gbit$/) n *= 1e9; else if (s ~ /Mbit$/) n *= 1e6; else if (s ~ /Kbit$/) n *= 1e3
-		return n
-	}
-	$1 == "class" && $2 == "htb" && $3 ~ /:1$/ { for (i = 4; i < NF; i++) if ($i == "ceil") c = bits($(i + 1)); if (c > m) m = c }
-	END { printf "%d\n", m }'
+	tc_class_rates "$R" "$R_IF2" | awk '$1 ~ /:1$/ && $3 > m { m = $3 } END { printf "%d\n", m }'
 }
 
 # converge: ms from a flow's start until one queue has >= 85% of the link.
