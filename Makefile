@@ -20,7 +20,8 @@
 #                     (kept in $(OUTPUT)/trixie)
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
 #   make bench-lookup  one rule lookup: 48-byte key, a key per family, LPM trie
-#   make bench-mq     two CPUs through one HTB root against a tree per TX queue
+#   make bench-mq     two CPUs through one HTB root against a tree per TX queue;
+#                     qosctl balance: convergence and CPU
 #   make fuzz         fuzz each parser of untrusted input for FUZZ_SECONDS (libFuzzer)
 
 SANITIZE ?=
