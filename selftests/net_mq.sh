@@ -39,7 +39,9 @@
 #     rates add up to at most the link's, PIP's to at most 20 Mbit/s,
 #     LBE's to at most 1 Mbit/s;
 #   - show says it runs; SIGTERM puts back the static split, show says so,
-#     and its status file goes.
+#     and its status file goes;
+#   - at a 10 ms period under a TCP flow, LBE datagrams in both families
+#     are all counted and none dropped while classes change.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -387,6 +389,33 @@ balance_stopped()
 	log_test "SIGTERM: static split put back, show says so, no file left"
 }
 
+# Every packet through while the classes change every 10 ms under a TCP
+# flow: a class change keeps the class's queue.
+balanced_no_loss()
+{
+	local fam dst a0 a1 d0 changes
+
+	spawn_ns "$R" BAL10 "$QOSCTL" balance dev "$R_IF2" period 10 -j
+	iperf 4 $H2_V4 5501 4
+	check_err $? "iperf3 did not start"
+	sleep 0.5
+	for fam in 4 6; do
+		[ $fam = 4 ] && dst=$H2_V4 || dst=$H2_V6
+		a0=$(sent 100:14) a1=$(sent 200:14) d0=$(drops 100:14 200:14)
+		send $dst $LBE_TOS $NFLOWS $COUNT 8000
+		[ $(($(sent 100:14) - a0 + $(sent 200:14) - a1)) -eq $((NFLOWS * COUNT)) ] &&
+			[ "$(drops 100:14 200:14)" -eq "$d0" ]
+		check_err $? "IPv$fam: $(($(sent 100:14) - a0 + $(sent 200:14) - a1)) of $((NFLOWS * COUNT)) lbe packets sent, $(($(drops 100:14 200:14) - d0)) dropped"
+	done
+	iperf_end 5501
+	kill -TERM "$BAL10"
+	reap_pid "$BAL10"
+	changes=$(jq .class_changes "$TMP/BAL10.log")
+	[ "${changes:-0}" -ge 20 ]
+	check_err $? "the balancer changed ${changes:-no} classes meanwhile: $(tail -2 "$TMP/BAL10.log")"
+	log_test "IPv4 and IPv6: every packet counted while $changes class changes are made"
+}
+
 # qosctl balance running, its rates read back every 50 ms meanwhile.
 balanced()
 {
@@ -517,6 +546,6 @@ remove()
 	log_test "remove restores the device's own root qdisc"
 }
 
-ALL_TESTS="tree show_queues flows static_split balanced dry_run reapply_in_place queues_one queues_auto refused remove"
+ALL_TESTS="tree show_queues flows static_split balanced balanced_no_loss dry_run reapply_in_place queues_one queues_auto refused remove"
 tests_run
 exit $EXIT_STATUS
