@@ -20,7 +20,8 @@
 #                     (kept in $(OUTPUT)/trixie)
 #   make bench-classifier  ns per packet of the classifier (BPF_PROG_TEST_RUN)
 #   make bench-lookup  one rule lookup: 48-byte key, a key per family, LPM trie
-#   make bench-mq     two CPUs through one HTB root against a tree per TX queue
+#   make bench-mq     two CPUs through one HTB root against a tree per TX queue;
+#                     qosctl balance: convergence and CPU
 #   make fuzz         fuzz each parser of untrusted input for FUZZ_SECONDS (libFuzzer)
 
 SANITIZE ?=
@@ -341,6 +342,7 @@ bench: deps
 bench-mq: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
 	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/mq.sh $(ABS_OUTPUT)/bench
+	$(Q)QOSCTL=$(ABS_OUTPUT)/qosctl scripts/bench/mq_balance.sh $(ABS_OUTPUT)/bench
 
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory $(QOSCTL)
@@ -397,7 +399,7 @@ SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 UNITS := $(OUTPUT)/qosctl@.service $(OUTPUT)/qosctl-exporter.service \
 	 $(OUTPUT)/qosctl-probe@.service $(OUTPUT)/qosctl-reflect.service \
-	 $(OUTPUT)/qosctl-agent.service
+	 $(OUTPUT)/qosctl-agent.service $(OUTPUT)/qosctl-balance@.service
 
 $(UNITS): $(OUTPUT)/%: systemd/%.in $(PATHS_H)
 	$(call msg,GEN,$@)

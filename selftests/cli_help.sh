@@ -134,7 +134,7 @@ test_usage()
 		check_err $? "qosctl $c: exit $rc, not the usage of bare qosctl on stdout"
 	done
 	out=$(help_cmds | tr '\n' ,)
-	[ "$out" = "apply,confirm,remove,show,stats,rule add,rule del,rule list,reserve add,reserve del,reserve list,reserve apply,domain load,domain reserve,domain status,validate,list,exporter,agent,probe send,probe reflect,help," ]
+	[ "$out" = "apply,confirm,remove,show,stats,rule add,rule del,rule list,reserve add,reserve del,reserve list,reserve apply,domain load,domain reserve,domain status,validate,list,exporter,agent,balance,probe send,probe reflect,help," ]
 	check_err $? "usage lists: $out"
 	log_test "usage: bare qosctl on stderr (1), help / --help / -h on stdout (0)"
 }

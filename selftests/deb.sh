@@ -62,7 +62,7 @@ contents()
 		 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
 		 lib/systemd/system/qosctl-probe@.service usr/share/doc/qosctl/examples/probe.conf.example \
 		 lib/systemd/system/qosctl-reflect.service etc/default/qosctl-reflect \
-		 lib/systemd/system/qosctl-agent.service etc/default/qosctl-agent \
+		 lib/systemd/system/qosctl-agent.service lib/systemd/system/qosctl-balance@.service etc/default/qosctl-agent \
 		 etc/default/qosctl-exporter etc/network/if-up.d/qosctl etc/network/if-down.d/qosctl \
 		 usr/share/doc/qosctl/copyright usr/share/doc/qosctl/examples/IFACE.conf.example; do
 		[ -s "$root/$f" ]

@@ -36,7 +36,7 @@ installed_files()
 	for f in sbin/qosctl lib/qosctl/qos.bpf.o share/man/man8/qosctl.8 \
 		 lib/systemd/system/qosctl@.service lib/systemd/system/qosctl-exporter.service \
 		 lib/systemd/system/qosctl-probe@.service lib/systemd/system/qosctl-reflect.service \
-		 lib/systemd/system/qosctl-agent.service ../../etc/default/qosctl-agent \
+		 lib/systemd/system/qosctl-agent.service lib/systemd/system/qosctl-balance@.service ../../etc/default/qosctl-agent \
 		 ../../etc/default/qosctl-reflect share/doc/qosctl/examples/IFACE.conf.example \
 		 share/doc/qosctl/examples/probe.conf.example ../../etc/default/qosctl-exporter; do
 		[ -s "$p/$f" ]

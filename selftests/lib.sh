@@ -421,6 +421,26 @@ tc_classes()
 		c != "" && $3 == c'
 }
 
+# tc_class_rates NS DEV: "CLASSID RATE CEIL" per HTB class of DEV, in
+# bit/s as tc prints them (rounded down, to under 1 kbit at these rates).
+tc_class_rates()
+{
+	tc -n "$1" class show dev "$2" | awk '
+	function bits(s) {
+		n = s + 0
+		if (s ~ /Gbit$/) n *= 1e9; else if (s ~ /Mbit$/) n *= 1e6; else if (s ~ /Kbit$/) n *= 1e3
+		return n
+	}
+	$1 == "class" && $2 == "htb" {
+		r = c = 0
+		for (i = 4; i < NF; i++) {
+			if ($i == "rate") r = bits($(i + 1))
+			if ($i == "ceil") c = bits($(i + 1))
+		}
+		printf "%s %d %d\n", $3, r, c
+	}'
+}
+
 # tc_class_sent NS DEV CLASSID: the packets tc counts as sent by class
 # CLASSID of DEV, -1 if there is no such class.
 tc_class_sent()

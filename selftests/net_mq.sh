@@ -21,9 +21,27 @@
 #   - re-apply at another rate changes the classes in place; queues 1 goes
 #     back to today's single tree; queues auto takes the device's 2;
 #   - refused: more queues than the device has, a TBF profile, a bad value
-#     in a profile (file, line, key), each leaving the device as it was; a
+#     in a profile (file, line, key), a balance period out of range, each
+#     leaving the device as it was; a
 #     failed apply rolls back to the single tree;
 #   - remove restores the device's own root qdisc and leaves no files.
+#
+# With qosctl balance (the rates of each queue's tree shared by demand
+# every 100 ms), at 100mbit, IPv4 and IPv6, from class byte counters over
+# a measured interval:
+#   - one TCP flow gets >= 85% of the link (without it: at most 55%, the
+#     premise that the test can fail);
+#   - two EF flows of 15 Mbit/s, steered into different queues (source
+#     ports picked by their per-queue PIP counters), get 20 Mbit/s +-8%
+#     together: Premium IP's cap is the link's, not 10 per queue;
+#   - LBE in one queue under a BE flood gets its 1% floor (>= 0.9 Mbit/s);
+#   - all along, read back from the kernel every 50 ms: the queues' link
+#     rates add up to at most the link's, PIP's to at most 20 Mbit/s,
+#     LBE's to at most 1 Mbit/s;
+#   - show says it runs; SIGTERM puts back the static split, show says so,
+#     and its status file goes;
+#   - at a 10 ms period under a TCP flow, LBE datagrams in both families
+#     are all counted and none dropped while classes change.
 
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -33,7 +51,7 @@ LBE_TOS=0x20		# CS1: lbe, a class nothing else uses
 PIP_TOS=0xb8		# EF
 
 require_root
-require_cmd tc jq python3
+require_cmd tc jq python3 iperf3 ss
 require_qosctl
 require_qdisc htb
 
@@ -70,6 +88,46 @@ EOF
 sent()
 {
 	tc_class_sent "$R" "$R_IF2" "$1"
+}
+
+# bytes CLASSID...: bytes tc counts as sent by the classes together.
+bytes()
+{
+	tc -n "$R" -s class show dev "$R_IF2" |
+		awk -v c=" $* " '$1 == "class" { on = index(c, " " $3 " ") > 0 }
+			on && $1 == "Sent" { n += $2 } END { print n + 0 }'
+}
+
+# drops CLASSID...: packets the classes' queues dropped, together.
+drops()
+{
+	tc -n "$R" -s class show dev "$R_IF2" |
+		awk -v c=" $* " '$1 == "class" { on = index(c, " " $3 " ") > 0 }
+			on && $1 == "Sent" && match($0, /dropped [0-9]+/) {
+				n += substr($0, RSTART + 8, RLENGTH - 8) }
+			END { print n + 0 }'
+}
+
+# since B0 T0 CLASSID...: Mbit/s the classes sent since they had sent B0
+# bytes at T0 (date +%s%N).
+since()
+{
+	local b0=$1 t0=$2
+
+	shift 2
+	awk -v b=$(($(bytes "$@") - b0)) -v ns=$(($(date +%s%N) - t0)) \
+		'BEGIN { printf "%.2f\n", b * 8e3 / ns }'
+}
+
+# mbps SECS CLASSID...: Mbit/s the classes sent together over SECS.
+mbps()
+{
+	local secs=$1 b0 t0
+
+	shift
+	b0=$(bytes "$@") t0=$(date +%s%N)
+	sleep "$secs"
+	since "$b0" "$t0" "$@"
 }
 
 # class_line CLASSID: the class as tc prints it (rate and ceil in tc's units).
@@ -179,6 +237,222 @@ flows()
 	log_test "per-family egress counters exact over both queues"
 }
 
+# rate_sums: "LINK PIP LBE MAXQ" in bit/s, read back from the kernel: the
+# sums over the queues of the link classes' rates, PIP's ceilings and
+# LBE's rates, and the largest queue's link rate. tc prints rates rounded
+# down, so a sum read is at most the true one.
+rate_sums()
+{
+	tc_class_rates "$R" "$R_IF2" | awk '
+	{ m = $1; sub(/^[0-9a-f]+:/, "", m) }
+	m == "1" { link += $3; if ($3 > maxq) maxq = $3 }
+	m == "12" { pip += $3 }
+	m == "14" { lbe += $2 }
+	END { printf "%d %d %d %d\n", link, pip, lbe, maxq }'
+}
+
+# iperf FAM DST PORT SECS ARGS...: an iperf3 server on h2 (one test) and
+# its client on h1, both spawned as srvPORT and cliPORT.
+iperf()
+{
+	local fam=$1 dst=$2 port=$3 secs=$4
+
+	shift 4
+	spawn_ns "$H2" "srv$port" iperf3 -s -1 -p "$port"
+	wait_listen "$H2" t "$port" || return 1
+	spawn_ns "$H1" "cli$port" iperf3 -"$fam" -c "$dst" -p "$port" -t "$secs" "$@"
+}
+
+iperf_end()
+{
+	local port
+
+	for port in "$@"; do
+		eval reap_pid "\$cli$port" "; reap_pid \$srv$port"
+	done
+}
+
+# tcp_one FAM DST PORT: M, the Mbit/s one TCP flow from h1 gets through
+# r's egress, over 3 s once it is under way.
+tcp_one()
+{
+	M=0
+	iperf "$1" "$2" "$3" 6 || return 1
+	sleep 2
+	M=$(mbps 3 100:1 200:1)
+	iperf_end "$3"
+}
+
+# ef_flow FAM DST PORT Q: an EF flow of 15 Mbit/s from h1 on r's TX queue
+# Q, its iperf3 started again until it is there (per-queue PIP counters).
+# Source ports do not steer these: a packet a local socket sends carries
+# the socket's random hash (sk_txhash) through veth into r, and the
+# egress program spreads by that hash; a new socket draws a new one.
+ef_flow()
+{
+	local fam=$1 dst=$2 port=$3 c=$(($4 + 1))00:12 try a
+
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		a=$(sent $c)
+		iperf "$fam" "$dst" "$port" 15 -u -b 15M -l 1000 -S 0xb8 || return 1
+		sleep 0.5
+		[ "$(sent $c)" -gt "$a" ] && return 0
+		eval stop_pid "\$cli$port" "; stop_pid \$srv$port"
+	done
+	return 1
+}
+
+# Without qosctl balance: the static split holds one flow to its queue's
+# half, which is why the checks of balanced() can fail.
+static_split()
+{
+	tcp_one 4 $H2_V4 5201
+	xfail_on_slow check_err "$(fcmp "a <= b" "$M" 55; echo $?)" \
+		"one TCP flow got $M Mbit/s of 100 with the static split"
+	log_test "static split (no balance): one TCP flow at most 55% ($M Mbit/s)"
+}
+
+balanced_tcp()
+{
+	local fam=$1 dst=$2
+
+	tcp_one "$fam" "$dst" 5201
+	xfail_on_slow check_err "$(fcmp "a >= b" "$M" 85; echo $?)" "one TCP flow got $M Mbit/s of 100"
+	log_test "IPv$fam: balanced, one TCP flow gets >= 85% of the link ($M Mbit/s)"
+}
+
+# Two EF flows of 15 Mbit/s, one in each queue: PIP's 20 Mbit/s together.
+balanced_ef()
+{
+	local fam=$1 dst=$2 b0 b1 t0 m m0 m1
+
+	ef_flow "$fam" "$dst" 5301 0 && ef_flow "$fam" "$dst" 5302 1
+	check_err $? "no EF flow on queue 0 and one on queue 1 in 10 tries each"
+	[ $RET -eq 0 ] || { log_test "IPv$fam: two EF flows in two queues"; return; }
+	sleep 1
+	b0=$(bytes 100:12) b1=$(bytes 200:12) t0=$(date +%s%N)
+	sleep 3
+	m0=$(since "$b0" "$t0" 100:12)
+	m1=$(since "$b1" "$t0" 200:12)
+	stop_pid "$cli5301"; stop_pid "$srv5301"; stop_pid "$cli5302"; stop_pid "$srv5302"
+	fcmp "a >= b" "$m0" 5 && fcmp "a >= b" "$m1" 5
+	check_err $? "not one flow in each queue: $m0 and $m1 Mbit/s in the pip classes"
+	m=$(awk -v a="$m0" -v b="$m1" 'BEGIN { printf "%.2f", a + b }')
+	xfail_on_slow check_err "$(fcmp "a >= b" "$m" 18.4 && fcmp "a <= b" "$m" 21.6; echo $?)" \
+		"two EF flows got $m0 + $m1 = $m Mbit/s, PIP's cap is 20"
+	log_test "IPv$fam: two EF flows in two queues get PIP's 20 Mbit/s +-8% ($m0 + $m1)"
+}
+
+# LBE (10 Mbit/s offered) under a BE flood over both queues: at least its
+# 1% floor, and no more than the floor and an idle queue's minima (5%):
+# BE, served first in a single tree, is served first across the queues.
+balanced_lbe()
+{
+	local fam=$1 dst=$2 b0 l0 d0 t0 be lbe dropped
+
+	iperf "$fam" "$dst" 5401 6 -u -b 60M -l 1400 -P 4 &&
+		iperf "$fam" "$dst" 5402 6 -u -b 10M -l 1000 -S $LBE_TOS
+	check_err $? "iperf3 did not start"
+	sleep 2
+	b0=$(bytes 100:13 200:13) l0=$(bytes 100:14 200:14) d0=$(drops 100:13 200:13)
+	t0=$(date +%s%N)
+	sleep 3
+	dropped=$(($(drops 100:13 200:13) - d0))
+	be=$(since "$b0" "$t0" 100:13 200:13)
+	lbe=$(since "$l0" "$t0" 100:14 200:14)
+	iperf_end 5401 5402
+	xfail_on_slow check_err "$(fcmp "a >= b" "$be" 90 && [ $dropped -gt 0 ]; echo $?)" \
+		"no BE flood held back: BE $be Mbit/s, $dropped BE drops (LBE $lbe)"
+	xfail_on_slow check_err "$(fcmp "a >= b && a <= 5" "$lbe" 0.9; echo $?)" \
+		"LBE got $lbe Mbit/s under a BE flood of $be, its floor is 1 (and 5 at most)"
+	log_test "IPv$fam: LBE keeps its 1% floor under a BE flood ($lbe Mbit/s, BE $be)"
+}
+
+balance_stopped()
+{
+	local rc
+
+	kill -TERM "$BAL"
+	reap_pid "$BAL"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "periods balanced" "$TMP/BAL.log"
+	check_err $? "balance exited with $rc: $(tail -3 "$TMP/BAL.log")"
+	class_line 100:1 | grep -q " rate 50Mbit ceil 50Mbit " &&
+		class_line 200:12 | grep -q " rate 10Mbit ceil 10Mbit " &&
+		class_line 200:14 | grep -q " rate 500Kbit ceil 50Mbit "
+	check_err $? "static split not put back: $(class_line 100:1) / $(class_line 200:12)"
+	qosctl_ns "$R" show dev "$R_IF2" | grep -q "^queues 2: .*(static split: no qosctl balance runs)" &&
+		[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq .balance)" = null ]
+	check_err $? "show after balance: $(qosctl_ns "$R" show dev "$R_IF2" | grep ^queues)"
+	[ -z "$(dev_files "$R" "$R_IF2" | grep balance)" ]
+	check_err $? "status file left: $(dev_files "$R" "$R_IF2")"
+	log_test "SIGTERM: static split put back, show says so, no file left"
+}
+
+# Every packet through while the classes change every 10 ms under a TCP
+# flow: a class change keeps the class's queue.
+balanced_no_loss()
+{
+	local fam dst a0 a1 d0 changes
+
+	spawn_ns "$R" BAL10 "$QOSCTL" balance dev "$R_IF2" period 10 -j
+	iperf 4 $H2_V4 5501 4
+	check_err $? "iperf3 did not start"
+	sleep 0.5
+	for fam in 4 6; do
+		[ $fam = 4 ] && dst=$H2_V4 || dst=$H2_V6
+		a0=$(sent 100:14) a1=$(sent 200:14) d0=$(drops 100:14 200:14)
+		send $dst $LBE_TOS $NFLOWS $COUNT 8000
+		[ $(($(sent 100:14) - a0 + $(sent 200:14) - a1)) -eq $((NFLOWS * COUNT)) ] &&
+			[ "$(drops 100:14 200:14)" -eq "$d0" ]
+		check_err $? "IPv$fam: $(($(sent 100:14) - a0 + $(sent 200:14) - a1)) of $((NFLOWS * COUNT)) lbe packets sent, $(($(drops 100:14 200:14) - d0)) dropped"
+	done
+	iperf_end 5501
+	kill -TERM "$BAL10"
+	reap_pid "$BAL10"
+	changes=$(jq .class_changes "$TMP/BAL10.log")
+	[ "${changes:-0}" -ge 20 ]
+	check_err $? "the balancer changed ${changes:-no} classes meanwhile: $(tail -2 "$TMP/BAL10.log")"
+	log_test "IPv4 and IPv6: every packet counted while $changes class changes are made"
+}
+
+# qosctl balance running, its rates read back every 50 ms meanwhile.
+balanced()
+{
+	local fam dst sampler max
+
+	spawn_ns "$R" BAL "$QOSCTL" balance dev "$R_IF2" period 100
+	until_ok 5 eval 'qosctl_ns "$R" show dev "$R_IF2" | grep -q "shared by demand by qosctl balance (pid $BAL, every 100 ms)"'
+	check_err $? "show: $(qosctl_ns "$R" show dev "$R_IF2" | grep ^queues)"
+	[ "$(qosctl_ns "$R" show dev "$R_IF2" -j | jq -c .balance)" = "{\"pid\":$BAL,\"period_ms\":100}" ]
+	check_err $? "show -j: $(qosctl_ns "$R" show dev "$R_IF2" -j | jq -c .balance)"
+	qosctl_ns "$R" balance dev "$R_IF2" 2> "$TMP/err"
+	check_fail $? "a second balance for the device started"
+	grep -q "already runs for it (pid $BAL)" "$TMP/err"
+	check_err $? "unclear error: $(cat "$TMP/err")"
+	log_test "qosctl balance runs, show says so, a second one is refused"
+
+	( while :; do rate_sums; sleep 0.05; done ) > "$TMP/sums" &
+	sampler=$!
+	defer kill "$sampler"
+	for fam in 4 6; do
+		[ $fam = 4 ] && dst=$H2_V4 || dst=$H2_V6
+		balanced_tcp $fam $dst
+		balanced_ef $fam $dst
+		balanced_lbe $fam $dst
+	done
+	kill "$sampler"
+	max=$(awk '{ for (i = 1; i <= 4; i++) if ($i > m[i]) m[i] = $i }
+		END { print m[1], m[2], m[3], m[4], NR }' "$TMP/sums")
+	set -- $max
+	[ "$1" -le 100000000 ] && [ "$2" -le 20000000 ] && [ "$3" -le 1000000 ]
+	check_err $? "a sum over the queues exceeded the link's: link $1, pip $2, lbe $3 bit/s"
+	[ "$5" -ge 100 ] && [ "$4" -ge 80000000 ]
+	check_err $? "the rates were not read, or never moved: $5 readings, largest queue $4 bit/s"
+	log_test "sums of the queues' rates read back $5 times: link <= 100mbit, pip <= 20, lbe <= 1"
+	balance_stopped
+}
+
 dry_run()
 {
 	qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 200mbit queues 2 --dry-run > "$TMP/dry"
@@ -252,9 +526,13 @@ refused()
 	check_fail $? "queues = 0 accepted"
 	grep -q "bad.conf:2: queues: '0' is not auto or a number of TX queues" "$TMP/err"
 	check_err $? "unclear error: $(cat "$TMP/err")"
+	qosctl_ns "$R" balance dev "$R_IF2" period 5 2> "$TMP/err"
+	check_fail $? "balance period 5 accepted"
+	grep -q "balance: period '5': not a number of milliseconds (10-10000)" "$TMP/err"
+	check_err $? "unclear error: $(cat "$TMP/err")"
 	tc -n "$R" qdisc show dev "$R_IF2" | diff -q "$TMP/before" - >/dev/null
 	check_err $? "a refused apply changed the qdiscs"
-	log_test "too many queues, TBF, a bad value: refused by name, device unchanged"
+	log_test "too many queues, TBF, a bad value, a bad period: refused by name, device unchanged"
 }
 
 remove()
@@ -268,6 +546,6 @@ remove()
 	log_test "remove restores the device's own root qdisc"
 }
 
-ALL_TESTS="tree show_queues flows dry_run reapply_in_place queues_one queues_auto refused remove"
+ALL_TESTS="tree show_queues flows static_split balanced balanced_no_loss dry_run reapply_in_place queues_one queues_auto refused remove"
 tests_run
 exit $EXIT_STATUS

@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "kernel/qdisc.h"
 #include "kernel/sched.h"
+#include "model/balance.h"
 #include "model/profile.h"
 #include "model/tree.h"
 #include "txn/plan.h"
@@ -220,6 +221,140 @@ TEST(pip20_two_queues)
 	EXPECT_STREQ("class parent 200:1 classid 200:12 htb rate 10000000bit ceil 10000000bit prio 0 quantum 125000 burst 2764b cburst 2764b",
 		     t.line[11]);
 	EXPECT_STREQ("qdisc parent 200:12 handle 212: bfifo limit 12500b", t.line[12]);
+	qos_plan_free(&pl);
+}
+
+TEST(waterfill)
+{
+	uint64_t want[3] = { 10, UINT64_MAX, UINT64_MAX }, out[3];
+
+	EXPECT_EQ(0, qos_waterfill(100, 3, want, 0, out));
+	EXPECT_EQ(10, out[0]);
+	EXPECT_EQ(45, out[1]);
+	EXPECT_EQ(45, out[2]);
+	/* Satisfied with some to spare: what is left is returned. */
+	want[1] = 20;
+	want[2] = 0;
+	EXPECT_EQ(65, qos_waterfill(100, 3, want, 5, out));
+	EXPECT_EQ(10, out[0]);
+	EXPECT_EQ(20, out[1]);
+	EXPECT_EQ(5, out[2]);
+	/* An uneven remainder goes a unit each to the first. */
+	want[0] = want[1] = want[2] = UINT64_MAX;
+	EXPECT_EQ(0, qos_waterfill(101, 3, want, 0, out));
+	EXPECT_EQ(34, out[0]);
+	EXPECT_EQ(34, out[1]);
+	EXPECT_EQ(33, out[2]);
+}
+
+static int class_index(const struct qos_meta *m, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nclasses; i++)
+		if (!strcmp(m->classes[i].name, name))
+			return i;
+	return -1;
+}
+
+/* The sums the balancer must keep, whatever the demand. */
+static void check_sums(struct __test_metadata *_metadata, const struct qos_meta *m,
+		       const struct qos_bal_share *sh)
+{
+	uint64_t link = 0, rate[QOS_MAX_CLASSES] = {}, ceil[QOS_MAX_CLASSES] = {};
+	unsigned int q, i;
+
+	for (q = 0; q < sh->nqueues; q++) {
+		uint64_t in_queue = 0;
+
+		link += sh->q[q].link_bps;
+		for (i = 0; i < m->nclasses; i++) {
+			in_queue += sh->q[q].rate_bps[i];
+			rate[i] += sh->q[q].rate_bps[i];
+			ceil[i] += sh->q[q].ceil_bps[i];
+			EXPECT_LE(sh->q[q].rate_bps[i], sh->q[q].ceil_bps[i]);
+			EXPECT_LE(sh->q[q].ceil_bps[i], sh->q[q].link_bps);
+		}
+		EXPECT_LE(in_queue, sh->q[q].link_bps);
+	}
+	EXPECT_EQ(m->rate_bps, link);
+	for (i = 0; i < m->nclasses; i++) {
+		EXPECT_LE(rate[i], m->classes[i].rate_bps);
+		if (m->classes[i].ceil_bps < m->rate_bps)
+			EXPECT_LE(ceil[i], m->classes[i].ceil_bps);
+	}
+}
+
+/* pip-20pct at 100 Mbit/s on 2 queues, shared by demand. */
+TEST(balance_pip20)
+{
+	static struct qos_plan pl;
+	static qos_bal_demands_t d;
+	static struct qos_bal_share sh;
+	const struct qos_meta *m;
+	char err[512];
+	int pip, be, lbe;
+
+	ASSERT_EQ(0, plan("pip-20pct", 100000000, &pl, err, sizeof(err))) TH_LOG("%s", err);
+	pl.cfg.meta.queues = 2;
+	m = &pl.cfg.meta;
+	pip = class_index(m, "pip"), be = class_index(m, "be"), lbe = class_index(m, "lbe");
+	ASSERT_LE(0, pip < be ? pip : be);
+	ASSERT_LE(0, lbe);
+
+	/* Idle: the link evenly, each class its minimum (1/16 of rate/N). */
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(50000000, sh.q[0].link_bps);
+	EXPECT_EQ(625000, sh.q[1].rate_bps[pip]);
+	EXPECT_EQ(625000, sh.q[1].ceil_bps[pip]);
+
+	/* One flow held back in queue 0: the link but the idle queue's minima. */
+	d[0][be] = (struct qos_bal_demand){ .bps = 49000000, .busy = true };
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(100000000 - 625000 - 2468750 - 31250, sh.q[0].link_bps);
+	EXPECT_EQ(sh.q[0].link_bps, sh.q[0].ceil_bps[be]);
+
+	/* PIP held back in both queues: its cap evenly, 20 Mbit/s in all. */
+	d[0][pip] = d[1][pip] = (struct qos_bal_demand){ .bps = 10000000, .busy = true };
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(10000000, sh.q[0].ceil_bps[pip]);
+	EXPECT_EQ(10000000, sh.q[1].ceil_bps[pip]);
+
+	/* PIP in one queue only, sending 4 Mbit/s: a quarter more, the
+	 * rest to the other queue that is held back. */
+	d[0][pip] = (struct qos_bal_demand){ .bps = 4000000 };
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(5000000 + 625000, sh.q[0].ceil_bps[pip]);
+	EXPECT_EQ(20000000 - 5625000, sh.q[1].ceil_bps[pip]);
+
+	/* LBE held back in queue 1 under BE in both: LBE's floor is the
+	 * link's, less queue 0's minimum. */
+	memset(d, 0, sizeof(d));
+	d[0][be] = d[1][be] = (struct qos_bal_demand){ .bps = 49000000, .busy = true };
+	d[1][lbe] = (struct qos_bal_demand){ .bps = 500000, .busy = true };
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(1000000 - 31250, sh.q[1].rate_bps[lbe]);
+
+	/* LBE alone in queue 1 while BE is held back in queue 0: what is
+	 * left of the link goes to BE first, as in a single tree; queue 1
+	 * keeps LBE's floor and the idle classes' minima. */
+	memset(d, 0, sizeof(d));
+	d[0][be] = (struct qos_bal_demand){ .bps = 90000000, .busy = true };
+	d[1][lbe] = (struct qos_bal_demand){ .bps = 4000000, .busy = true };
+	qos_balance(m, (const struct qos_bal_demand(*)[QOS_MAX_CLASSES])d, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(625000 + 2468750 + 968750, sh.q[1].link_bps);
+
+	/* The static split is the tree's own. */
+	qos_balance_static(m, &sh);
+	check_sums(_metadata, m, &sh);
+	EXPECT_EQ(50000000, sh.q[1].link_bps);
+	EXPECT_EQ(39500000, sh.q[1].rate_bps[be]);
 	qos_plan_free(&pl);
 }
 

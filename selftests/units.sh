@@ -9,7 +9,9 @@
 # system call filter, namespace restrictions and read-only system; reload
 # applies a changed conf; stop removes it; the exporter serves /metrics
 # with no more than its two capabilities; the reflector answers IPv4 and
-# IPv6 under a dynamic user that kept no capability after its bind.
+# IPv6 under a dynamic user that kept no capability after its bind;
+# qosctl-balance@$DEV shares the 2-queue tree's rates, confined as the
+# template is, and puts the static split back when stopped.
 #
 # Not exercised here: the device binding (BindsTo=/WantedBy= the device
 # unit). Device units come from udev, which a container lacks, so those
@@ -17,9 +19,11 @@
 # sysinit.target, which this systemd does not have. install.sh checks the
 # lines and runs systemd-analyze verify on the unit as shipped.
 #
-#   $NS:  $DEV (veth) --- $PEER
-#         systemd (PID 1): qosctl@$DEV.service, qosctl-exporter.service
-#                          (127.0.0.1:$PORT), qosctl-reflect.service (:862)
+#   $NS:  $DEV (veth, 2 TX queues) --- $PEER
+#         systemd (PID 1): qosctl@$DEV.service (queues 2),
+#                          qosctl-balance@$DEV.service,
+#                          qosctl-exporter.service (127.0.0.1:$PORT),
+#                          qosctl-reflect.service (:862)
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -43,11 +47,15 @@ make -s -C "$src" install OUTPUT="$top/build" DESTDIR="$top" PREFIX=/opt/qosctl 
 
 setup_ns NS || exit $ksft_fail
 DEV=$(ifname_unique qu) PEER=$(ifname_unique qp)
-veth_pair "$NS" "$DEV" "$PEER" || exit $ksft_fail
+ip -n "$NS" link add "$DEV" numtxqueues 2 numrxqueues 2 type veth peer name "$PEER" \
+	numtxqueues 2 numrxqueues 2 && ip -n "$NS" link set "$DEV" up &&
+	ip -n "$NS" link set "$PEER" up || exit $ksft_fail
 PORT=$((20000 + RANDOM % 20000))
 
-sed -i '/sys-subsystem-net-devices/d' "$opt/units/qosctl@.service"
-for u in qosctl@.service qosctl-exporter.service qosctl-reflect.service; do
+sed -i '/sys-subsystem-net-devices/d' "$opt/units/qosctl@.service" \
+	"$opt/units/qosctl-balance@.service"
+for u in qosctl@.service qosctl-exporter.service qosctl-reflect.service \
+	 qosctl-balance@.service; do
 	mkdir -p "$opt/units/$u.d"
 	printf '[Unit]\nDefaultDependencies=no\n[Service]\nStandardOutput=append:%s\nStandardError=append:%s\n' \
 		/opt/qosctl/log /opt/qosctl/log >"$opt/units/$u.d/test.conf"
@@ -57,7 +65,7 @@ printf 'ExecStartPost=/bin/grep -E "^(CapBnd|NoNewPrivs|Seccomp):" /proc/self/st
 	>>"$opt/units/qosctl@.service.d/test.conf"
 printf '[Unit]\nDescription=qosctl units test\nDefaultDependencies=no\n' >"$opt/units/qosctl-test.target"
 mkdir -p "$opt/etc/qosctl"
-printf 'PROFILE=pip-20pct\nRATE=100mbit\n' >"$opt/etc/qosctl/$DEV.conf"
+printf 'PROFILE=pip-20pct\nRATE=100mbit\nARGS="queues 2"\n' >"$opt/etc/qosctl/$DEV.conf"
 printf 'LISTEN=127.0.0.1:%s\n' "$PORT" >"$opt/etc/default/qosctl-exporter"
 
 # The container's own cgroup, under which its systemd makes its slices.
@@ -134,7 +142,8 @@ template_start()
 
 template_reload()
 {
-	printf 'PROFILE=pip-5pct\nRATE=100mbit\n' >"$opt/etc/qosctl/$DEV.conf"
+	printf 'PROFILE=pip-5pct\nRATE=100mbit\nARGS="queues 2"\nPERIOD=50\n' \
+		>"$opt/etc/qosctl/$DEV.conf"
 	sd systemctl reload "qosctl@$DEV.service"
 	check_err $? "reload failed: $(cat "$opt/log")"
 	[ "$(profile)" = pip-5pct ]
@@ -142,6 +151,39 @@ template_reload()
 	[ "$(sd systemctl is-active "qosctl@$DEV.service")" = active ]
 	check_err $? "qosctl@$DEV is not active after reload"
 	log_test "systemctl reload qosctl@$DEV: applies the changed conf"
+}
+
+# PIP's ceiling in queue 1 (pip-5pct: 2.5 Mbit/s static, 156 kbit/s
+# balanced while idle).
+pip_ceil()
+{
+	tc -n "$NS" class show dev "$DEV" | awk '$3 == "200:12" {
+		for (i = 4; i < NF; i++) if ($i == "ceil") print $(i + 1) }'
+}
+
+balance_unit()
+{
+	local pid status
+
+	sd systemctl start "qosctl-balance@$DEV.service"
+	check_err $? "balance start failed: $(cat "$opt/log")"
+	until_ok 5 eval '[ "$(pip_ceil)" = 156248bit ]'
+	check_err $? "the balancer did not change the classes: 200:12 ceil $(pip_ceil); $(cat "$opt/log")"
+	# In the container: its /run is its own.
+	sd /opt/qosctl/sbin/qosctl show dev "$DEV" |
+		grep -q "shared by demand by qosctl balance (pid .*, every 50 ms)"
+	check_err $? "show: $(sd /opt/qosctl/sbin/qosctl show dev "$DEV" | grep ^queues)"
+	pid=$(sd systemctl show -p MainPID --value "qosctl-balance@$DEV.service")
+	status=$(sd cat "/proc/$pid/status")
+	echo "$status" | grep -qx $'CapBnd:\t0000008000201000' &&
+		echo "$status" | grep -qx $'NoNewPrivs:\t1' && echo "$status" | grep -qx $'Seccomp:\t2'
+	check_err $? "balance not confined as expected: $(echo "$status" | grep -E 'Cap|NoNew|Seccomp')"
+	sd systemctl stop "qosctl-balance@$DEV.service"
+	check_err $? "balance stop failed"
+	[ "$(pip_ceil)" = 2500Kbit ] &&
+		[ "$(sd systemctl show -p ExecMainStatus --value "qosctl-balance@$DEV.service")" = 0 ]
+	check_err $? "stop: 200:12 ceil $(pip_ceil), status $(sd systemctl show -p ExecMainStatus --value "qosctl-balance@$DEV.service")"
+	log_test "qosctl-balance@$DEV: shares the rates, sandboxed; stop puts the static split back"
 }
 
 exporter()
@@ -214,6 +256,6 @@ stop()
 	log_test "systemctl stop: removes the profile, keeps /run/qosctl"
 }
 
-ALL_TESTS="template_start template_reload exporter reflector stop"
+ALL_TESTS="template_start template_reload balance_unit exporter reflector stop"
 tests_run
 exit $EXIT_STATUS

@@ -17,7 +17,11 @@
 # 0, flow B's one it puts on queue 1 (found first by sending one frame of
 # each candidate port and reading the per-queue counters), so with two
 # trees each CPU has a tree of its own. "none" is the device without a
-# qdisc (veth's noqueue): no lock at all, the ceiling.
+# qdisc (veth's noqueue): no lock at all, the ceiling. "queues 2 + qosctl
+# balance" runs the balancer beside the senders (it costs no packet
+# anything; this shows it). One sender alone, without a qdisc and with the
+# HTB root, gives the time the root adds per packet: the lock hold time
+# of the model in performance.rst.
 #
 # Usage: mq.sh OUTDIR     writes OUTDIR/mq-raw.csv and OUTDIR/mq.csv
 # Knobs (environment): BENCH_DURATION seconds per measurement (3),
@@ -82,22 +86,33 @@ if [ -z "${port[0]:-}" ] || [ -z "${port[1]:-}" ]; then
 fi
 echo "mq: flow A sport ${port[0]} (queue 0, CPU 0), flow B sport ${port[1]} (queue 1, CPU 1)"
 
+BAL=
 setup()
 {
 	case $1 in
-	none)	qosctl_ns "$S" remove dev "$S_IF" >/dev/null 2>&1; true ;;
-	q1)	qosctl_ns "$S" apply $PROFILE dev "$S_IF" rate "$LINK" queues 1 ;;
+	none|none1)	qosctl_ns "$S" remove dev "$S_IF" >/dev/null 2>&1; true ;;
+	q1|q1one)	qosctl_ns "$S" apply $PROFILE dev "$S_IF" rate "$LINK" queues 1 ;;
 	q2)	qosctl_ns "$S" apply $PROFILE dev "$S_IF" rate "$LINK" queues 2 ;;
+	q2b)	qosctl_ns "$S" apply $PROFILE dev "$S_IF" rate "$LINK" queues 2 &&
+			{ nsenter --net="/run/netns/$S" -- "$QOSCTL" balance dev "$S_IF" \
+				>/dev/null 2>&1 & BAL=$!; } ;;
 	esac
 }
 
-# measure: packets per second d receives while both senders run, counted
-# over a measured interval once they are under way.
+teardown()
+{
+	[ -n "$BAL" ] && kill -TERM "$BAL" && wait "$BAL"
+	BAL=
+}
+
+# measure CPUS: packets per second d receives while the senders on CPUS
+# (0 1, or 0 alone) run, counted over a measured interval once they are
+# under way.
 measure()
 {
 	local c pids=() rx0 rx1 t0 t1
 
-	for c in 0 1; do
+	for c in "$@"; do
 		nsenter --net="/run/netns/$S" -- timeout "$((DURATION + 2))" \
 			taskset -c $c trafgen -i "$tmp/${port[$c]}.cfg" -o "$S_IF" -P 1 -q \
 			>/dev/null 2>&1 &
@@ -118,9 +133,13 @@ echo "mq: $(machine_summary)" | tee "$OUT/mq-machine.txt"
 raw=$OUT/mq-raw.csv
 csv_open "$raw" "round,tree,pps"
 for ((round = 1; round <= REPEAT; round++)); do
-	for m in $(shuf -e none q1 q2); do
+	for m in $(shuf -e none q1 q2 q2b none1 q1one); do
 		setup $m || { echo "mq: $m: apply failed" >&2; exit 1; }
-		echo "$round,$m,$(measure)" >> "$raw"
+		case $m in
+		none1|q1one)	echo "$round,$m,$(measure 0)" >> "$raw" ;;
+		*)		echo "$round,$m,$(measure 0 1)" >> "$raw" ;;
+		esac
+		teardown
 	done
 done
 qosctl_ns "$S" remove dev "$S_IF" >/dev/null 2>&1
@@ -136,11 +155,14 @@ med()
 	rates "$1" | median
 }
 csv_open "$OUT/mq.csv" "tree,pps,vs_queues_1,min,max"
-for m in none q1 q2; do
+for m in none q1 q2 q2b none1 q1one; do
 	case $m in
 	none)	name="none (noqueue)" ;;
 	q1)	name="queues 1 (htb 1:)" ;;
 	q2)	name="queues 2 (mq: 2 x htb)" ;;
+	q2b)	name="queues 2 + qosctl balance" ;;
+	none1)	name="one sender: none" ;;
+	q1one)	name="one sender: queues 1" ;;
 	esac
 	printf '%s,%s,%s,%s,%s\n' "$name" "$(med $m)" "$(ratio "$(med $m)" "$(med q1)")" \
 		"$(rates $m | head -1)" "$(rates $m | tail -1)" >> "$OUT/mq.csv"
@@ -148,4 +170,11 @@ done
 echo
 echo "== two senders on two CPUs, 64-byte frames (medians of $REPEAT rounds of ${DURATION} s)"
 print_csv "$OUT/mq.csv"
+# One sender: what the HTB root adds per packet, most of it under the root
+# lock (enqueue and dequeue run under it; veth's transmit does not).
+awk -v a="$(med none1)" -v b="$(med q1one)" 'BEGIN {
+	if (a > 0 && b > 0)
+		printf "one sender: %.0f ns per packet without a qdisc, %.0f with the HTB root: " \
+		       "%.0f ns more, held under the root lock\n", 1e9 / a, 1e9 / b, 1e9 / b - 1e9 / a
+}' | tee "$OUT/mq-lock.txt"
 echo "mq: load after: $(cut -d' ' -f1-3 /proc/loadavg)"

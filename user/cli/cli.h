@@ -144,6 +144,7 @@ struct args {
 	const char *ingress_rate;
 	struct qos_ll_spec ll;	/* overhead, mpu, linklayer */
 	const char *mtu;
+	const char *period;	/* balance: milliseconds */
 	uint32_t queues;	/* QOS_QUEUES_PROFILE unless given */
 	int tcx_place;		/* enum qos_tcx_place */
 };
@@ -163,6 +164,7 @@ int do_exporter(int argc, char **argv);
 int do_validate(int argc, char **argv);
 int do_list(int argc, char **argv);
 int do_agent(int argc, char **argv);
+int do_balance(int argc, char **argv);
 /* Returned when the message is printed already (a suggestion). */
 #define ERR_SHOWN 1
 

@@ -57,6 +57,8 @@ int parse_kv(int argc, char **argv, struct args *a)
 			a->ingress_rate = argv[++i];
 		} else if (!strcmp(k, "mtu")) {
 			a->mtu = argv[++i];
+		} else if (!strcmp(k, "period")) {
+			a->period = argv[++i];
 		} else if (!strcmp(k, "tcx-place")) {
 			a->tcx_place = qos_tcx_place_parse(argv[++i]);
 			if (a->tcx_place < 0) {

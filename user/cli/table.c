@@ -70,6 +70,9 @@ static const struct cli_word w_tcx_place = {
 static const struct cli_word w_mtu = {
 	"mtu", "MTU", CV_NONE, "MTU to check bursts against (default 1500)"
 };
+static const struct cli_word w_period = {
+	"period", "MS", CV_NONE, "milliseconds between re-balancings: 10-10000, 100 if not given"
+};
 static const struct cli_word w_name = { "name", "NAME", CV_NONE, "the rule's name" };
 static const struct cli_word w_src = {
 	"src", "PREFIX", CV_NONE, "source prefix, IPv4 or IPv6: ADDR[/LEN]"
@@ -544,6 +547,19 @@ const struct cli_cmd cli_cmds[] = {
 			"a lease of its own (Documentation/domain.rst).",
 		.opts = O_BIT(O_ROUTER) | O_ETCD_ALL,
 		.fn = do_agent,
+	},
+	{
+		.name = "balance",
+		.synopsis = "dev IFACE [period MS] [-j]",
+		.summary = "share a multi-queue tree's rates by each queue's demand",
+		.help = "In the foreground until SIGINT or SIGTERM: every period, read the "
+			"classes of each TX queue's tree (queues N) and set their HTB rates so "
+			"that one flow may use the whole link while the link, Premium IP's cap "
+			"and LBE's floor hold for the link as a whole; on exit, put back the "
+			"static split (1/N of every rate) and print a summary.",
+		.words = WORDS(&w_dev, &w_period),
+		.opts = O_BIT(O_JSON),
+		.fn = do_balance,
 	},
 	{
 		.name = "probe",

@@ -70,6 +70,43 @@ int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix)
 	return 0;
 }
 
+int qos_dev_file_hold(const struct qos_dev *dev, const char *suffix, const void *buf,
+		      size_t len)
+{
+	char name[64];
+	int fd, ret;
+
+	ret = qos_dev_file_write(dev, suffix, buf, len);
+	if (ret)
+		return ret;
+	file_name(dev, suffix, name, sizeof(name));
+	fd = openat(dev->run_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int qos_dev_file_held(const struct qos_dev *dev, const char *suffix)
+{
+	char name[64];
+	int fd, held;
+
+	if (dev->run_fd < 0)
+		return 0;
+	file_name(dev, suffix, name, sizeof(name));
+	fd = openat(dev->run_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	held = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
 /*
  * Files of devices of this namespace that no longer exist: their programs
  * went with them, and a new device may one day get the index.
@@ -156,6 +193,14 @@ void qos_dev_forget(struct qos_dev *dev)
 	if (!fstatat(dev->run_fd, name, &now, AT_SYMLINK_NOFOLLOW) &&
 	    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
 		unlinkat(dev->run_fd, name, 0);
+}
+
+void qos_dev_unlock(struct qos_dev *dev)
+{
+	qos_dev_forget(dev);
+	if (dev->lock_fd >= 0)
+		close(dev->lock_fd);
+	dev->lock_fd = -1;
 }
 
 int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen)

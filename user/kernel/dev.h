@@ -64,10 +64,21 @@ int qos_dev_file_write(const struct qos_dev *dev, const char *suffix, const void
 int qos_dev_file_read(const struct qos_dev *dev, const char *suffix, void **buf, size_t *len,
 		      size_t max);
 int qos_dev_file_unlink(const struct qos_dev *dev, const char *suffix);
+/*
+ * Write the device's file @suffix and hold an flock() on it for as long as
+ * the returned fd is open: a process's presence that ends with it.
+ * qos_dev_file_held() says whether another process holds one (1) or not.
+ */
+int qos_dev_file_hold(const struct qos_dev *dev, const char *suffix, const void *buf,
+		      size_t len);
+int qos_dev_file_held(const struct qos_dev *dev, const char *suffix);
 
 /* Take the device's lock again (a process that inherited the handle). */
 int qos_dev_relock(struct qos_dev *dev, char *err, size_t errlen);
 /* Remove the device's lock file; with the lock held (remove). */
 void qos_dev_forget(struct qos_dev *dev);
+/* Remove it and release the lock, as a command does when it ends, for a
+ * long-running process that takes it again later (qosctl balance). */
+void qos_dev_unlock(struct qos_dev *dev);
 
 #endif /* __QOS_KERNEL_DEV_H */

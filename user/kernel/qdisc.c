@@ -84,7 +84,7 @@ static int add_qdisc(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 
 /* Class node @n, created or changed. */
 static int add_class(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
-		     const struct qos_tc_node *n)
+		     const struct qos_tc_node *n, int flags)
 {
 	const struct qos_sched_ops *ops = qos_sched_ops_by_kind(n->kind);
 	struct rtnl_class *cl = rtnl_class_alloc();
@@ -97,7 +97,7 @@ static int add_class(struct nl_sock *sk, int ifindex, const struct qos_meta *met
 		set_linklayer(TC_CAST(cl), meta);
 	if (!err && ops && ops->class_opts)
 		err = ops->class_opts(cl, n);
-	err = err ?: rtnl_class_add(sk, cl, NLM_F_CREATE);
+	err = err ?: rtnl_class_add(sk, cl, flags);
 	rtnl_class_put(cl);
 	if (err)
 		qos_dbg("%s class %x:%x: %s", n->kind, n->handle >> 16, n->handle & 0xffff,
@@ -277,7 +277,7 @@ static int install_node(const struct qos_meta *meta, const struct qos_tc_node *n
 	if ((n->flags & QOS_TCN_FRESH) && !in->fresh)
 		return 0;
 	if (n->flags & QOS_TCN_CLASS)
-		return add_class(in->sk, in->ifindex, meta, n);
+		return add_class(in->sk, in->ifindex, meta, n, NLM_F_CREATE);
 	if (n->flags & QOS_TCN_LEAF)
 		return add_leaf(in->sk, in->ifindex, meta, n);
 	return add_qdisc(in->sk, in->ifindex, meta, n);
@@ -297,6 +297,13 @@ int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, 
 			return err;
 	}
 	return ops->walk(meta, install_node, &in);
+}
+
+int qos_tree_class_change(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+			  const struct qos_tc_node *n)
+{
+	/* Without NLM_F_CREATE: a class that is gone stays gone (ENOENT). */
+	return add_class(sk, ifindex, meta, n, 0);
 }
 
 int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
@@ -336,7 +343,7 @@ int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle)
 }
 
 /* The kernel's statistics of a qdisc or class, as `tc -s` prints them. */
-static void tc_stats(struct rtnl_tc *tc, struct qos_class_stats *st)
+void qos_tc_stats(struct rtnl_tc *tc, struct qos_class_stats *st)
 {
 	st->bytes = rtnl_tc_get_stat(tc, RTNL_TC_BYTES);
 	st->packets = rtnl_tc_get_stat(tc, RTNL_TC_PACKETS);
@@ -363,7 +370,7 @@ int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		nl_cache_free(cache);
 		return -ENOENT;
 	}
-	tc_stats(TC_CAST(cl), st);
+	qos_tc_stats(TC_CAST(cl), st);
 	rtnl_class_put(cl);
 	nl_cache_free(cache);
 	return 0;
@@ -384,7 +391,7 @@ int qos_qdisc_stats(struct nl_sock *sk, int ifindex, uint32_t parent, uint32_t h
 	q = rtnl_qdisc_get_by_parent(cache, ifindex, parent);
 	ok = q && rtnl_tc_get_handle(TC_CAST(q)) == handle;
 	if (ok)
-		tc_stats(TC_CAST(q), st);
+		qos_tc_stats(TC_CAST(q), st);
 	rtnl_qdisc_put(q);
 	nl_cache_free(cache);
 	return ok ? 0 : -ENOENT;

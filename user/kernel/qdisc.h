@@ -53,6 +53,11 @@ int qos_root_read(int ifindex, struct qos_root_info *ri);
  */
 int qos_tree_sync(struct nl_sock *sk, int ifindex, const struct qos_meta *meta, bool fresh);
 
+/* Change class node @n of @meta's tree in place (RTM_NEWTCLASS without
+ * NLM_F_CREATE): its queue and tokens are kept; -ENOENT if it is gone. */
+int qos_tree_class_change(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+			  const struct qos_tc_node *n);
+
 /* Delete the classes of @old that @meta no longer has. Called once nothing
  * steers packets into them any more. */
 int qos_tree_prune(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
@@ -67,6 +72,9 @@ int qos_tree_remove(struct nl_sock *sk, int ifindex, uint32_t handle);
 int qos_tree_class_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
 			 const struct qos_meta_class *mc, struct qos_class_stats *st);
 
+struct rtnl_tc;
+/* The kernel's statistics of a qdisc or class libnl read, as tc -s has them. */
+void qos_tc_stats(struct rtnl_tc *tc, struct qos_class_stats *st);
 int qos_class_stats(struct nl_sock *sk, int ifindex, uint32_t classid,
 		    struct qos_class_stats *st);
 /* The qdisc under @parent, if its handle is @handle; -ENOENT if not. */

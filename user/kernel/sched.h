@@ -13,6 +13,7 @@
 #define __QOS_KERNEL_SCHED_H
 
 #include "kernel/qdisc.h"
+#include "model/balance.h"
 #include "model/tree.h"
 
 struct nl_sock;
@@ -50,6 +51,13 @@ const struct qos_sched_ops *qos_sched_ops_by_kind(const char *kind);
  * band's cap). */
 void qos_tbf_node(struct qos_tc_node *n, const struct qos_meta *meta, uint32_t parent,
 		  uint32_t handle, const struct qos_meta_class *mc, uint64_t rate_bps);
+
+/*
+ * Multi-queue HTB: change class @i (meta->classes[i]; @i == nclasses: the
+ * link class M:1) of queue @q's tree to the rates of @bq, in place.
+ */
+int qos_htb_queue_change(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+			 unsigned int q, unsigned int i, const struct qos_bal_queue *bq);
 
 /* A class's statistics by its classid: HTB's and PRIO's. */
 int qos_sched_class_stats(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,

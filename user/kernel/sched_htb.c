@@ -13,7 +13,8 @@
  *
  * With N > 1 queues (meta->queues): an mq root M: and under its class M:q+1
  * the same HTB tree for TX queue q, at major Q = QOS_QUEUE_MAJOR(q) with
- * leaves Q | 1N, every rate 1/N of the link's (qos_queue_class()).
+ * leaves Q | 1N, every rate 1/N of the link's (qos_queue_class()), until
+ * qosctl balance shares them by demand (qos_htb_queue_change()).
  */
 #include <errno.h>
 
@@ -99,6 +100,28 @@ static int htb_walk(const struct qos_meta *meta, qos_tc_visit_t visit, void *ctx
 	for (q = 0; q < nq && !err; q++)
 		err = htb_tree(meta, TC_H_MAKE(meta->qdisc_handle, q + 1), q, visit, ctx);
 	return err;
+}
+
+int qos_htb_queue_change(struct nl_sock *sk, int ifindex, const struct qos_meta *meta,
+			 unsigned int q, unsigned int i, const struct qos_bal_queue *bq)
+{
+	uint32_t major = qos_queue_handle(meta, q);
+	struct qos_meta_class mc = {
+		.classid = major | QOS_PARENT_MINOR,
+		.rate_bps = bq->link_bps,
+		.ceil_bps = bq->link_bps,
+	};
+	uint32_t parent = major;
+	struct qos_tc_node n;
+
+	if (i < meta->nclasses) {
+		mc = qos_queue_class(meta, &meta->classes[i], q);
+		mc.rate_bps = bq->rate_bps[i];
+		mc.ceil_bps = bq->ceil_bps[i];
+		parent = major | QOS_PARENT_MINOR;
+	}
+	htb_class_node(&n, meta, parent, &mc);
+	return qos_tree_class_change(sk, ifindex, meta, &n);
 }
 
 static int htb_qdisc_opts(struct rtnl_qdisc *q, const struct qos_tc_node *n)

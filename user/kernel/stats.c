@@ -14,6 +14,7 @@
 #include <linux/pkt_sched.h>
 
 #include "kernel/qdisc.h"
+#include "kernel/balance.h"
 #include "kernel/stats.h"
 #include "lib/names.h"
 
@@ -234,6 +235,8 @@ int qos_report_read(const struct qos_dev *dev, struct qos_report *r, char *err, 
 	r->attach = m->attach;
 	memcpy(r->tcx_pos, m->tcx_pos, sizeof(r->tcx_pos));
 	memcpy(r->tcx_n, m->tcx_n, sizeof(r->tcx_n));
+	if (qos_meta_queues(&r->meta) > 1)
+		r->balance_pid = qos_balance_running(dev, &r->balance_period_ms);
 	if (qos_nl_open(&sk))
 		sk = NULL;
 	/* The IFB only while it is still the one the configuration names. */

@@ -53,6 +53,8 @@ struct qos_report {
 	uint32_t tcx_pos[QOS_DIR_MAX];	/* at tcx: place from 1 ... */
 	uint32_t tcx_n[QOS_DIR_MAX];	/* ... among this many programs */
 	long confirm_left;		/* seconds to a pending rollback, -1: none */
+	int balance_pid;		/* qosctl balance for the device, 0: none */
+	unsigned int balance_period_ms;
 	struct qos_meta meta;
 	struct qos_cfg cfg;
 	struct qos_report_class cls[QOS_MAX_CLASSES];

@@ -83,6 +83,19 @@ static void write_info(FILE *f, const struct qos_report *const *r, unsigned int 
 		series(f, "qosctl_link_rate_bytes_per_second", r[i]);
 		value_bytes_per_s(f, r[i]->meta.rate_bps);
 	}
+	family(f, "qosctl_tx_queues", "gauge",
+	       "TX queues with a tree of their own (queues N); 1 for a single tree.");
+	for (i = 0; i < n; i++) {
+		series(f, "qosctl_tx_queues", r[i]);
+		value(f, qos_meta_queues(&r[i]->meta));
+	}
+	family(f, "qosctl_balance_running", "gauge",
+	       "1 while qosctl balance shares a multi-queue tree's rates by demand, "
+	       "0 with the static split.");
+	for (i = 0; i < n; i++) {
+		series(f, "qosctl_balance_running", r[i]);
+		value(f, r[i]->balance_pid != 0);
+	}
 }
 
 /* Configured values of a class: only those it has (a rate of 0 is none,

@@ -354,6 +354,28 @@ static void sla_print(struct qos_pr *p, const struct qos_sla_row *sla, int nsla)
 	qos_pr_close_array(p);
 }
 
+/* How the rates of a multi-queue tree are shared among its queues. */
+static void queues_print(struct qos_pr *p, const struct qos_report *r)
+{
+	unsigned int n = qos_meta_queues(&r->meta);
+
+	if (n > 1 && r->balance_pid) {
+		qos_pr_text(p, "queues %u: mq root, a tree per TX queue, its rates shared by "
+			    "demand by qosctl balance", n);
+		qos_pr_open_object(p, "balance");
+		qos_pr_u32(p, QP_ANY, "pid", " (pid %u", r->balance_pid);
+		qos_pr_u32(p, QP_ANY, "period_ms", ", every %u ms)", r->balance_period_ms);
+		qos_pr_close_object(p);
+	} else {
+		qos_pr_null(p, QP_JSON, "balance", NULL);
+		if (n > 1)
+			qos_pr_text(p, "queues %u: mq root, a tree per TX queue at 1/%u of every "
+				    "rate (static split: no qosctl balance runs)", n, n);
+	}
+	if (n > 1)
+		qos_pr_text(p, "; classids are TX queue 0's\n");
+}
+
 /* The rest of show's first line, and the device-wide settings. */
 static void settings_print(struct qos_pr *p, const struct qos_report *r,
 			   const char *const names[QOS_MAX_CLASSES])
@@ -371,9 +393,7 @@ static void settings_print(struct qos_pr *p, const struct qos_report *r,
 	qos_pr_bool(p, QP_JSON, "wash", NULL, r->cfg.flags & QOS_CFG_F_WASH);
 	qos_pr_text(p, r->cfg.flags & QOS_CFG_F_WASH ? " wash\n" : "\n");
 	qos_pr_string(p, QP_JSON, "tunnel_dscp", NULL, qos_tunnel_dscp_name(r->cfg.tunnel_dscp));
-	if (qos_meta_queues(m) > 1)
-		qos_pr_text(p, "queues %u: mq root, a tree per TX queue at 1/%u of every rate; "
-			    "classids are TX queue 0's\n", qos_meta_queues(m), qos_meta_queues(m));
+	queues_print(p, r);
 	if (r->cfg.ifb.rate_bps)
 		qos_pr_text(p, "download shaping: ingress-rate %s through %s\n",
 			    qos_fmt_rate(r->cfg.ifb.rate_bps, buf, sizeof(buf)),
