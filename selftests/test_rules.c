@@ -214,7 +214,7 @@ static uint64_t hits(FIXTURE_DATA(rules) *self, const char *name)
 {
 	const struct qos_rule *r = rule_named(self, name);
 
-	return r ? qos_test_ctr(self->m.stats, r->id).packets : UINT64_MAX;
+	return r ? qos_test_rule_hits(&self->m, r->id).packets : UINT64_MAX;
 }
 
 /* Ingress class of @s (from the mark). */
