@@ -27,14 +27,15 @@
 #define MARK_SHIFT	16
 #define MARK_MASK	0x000f0000U
 
-/* Open and load the object; @rule_entries sizes the rule tables (0: as built). */
+/* Open and load the object, sized as qosctl sizes it: @rule_entries sizes
+ * the rule tables (0: the default size), the hit counters a row per CPU. */
 static inline struct qos *qos_test_load(uint32_t rule_entries)
 {
 	struct qos *skel = qos__open();
 
 	if (!skel)
 		return NULL;
-	if (rule_entries && qos_rule_maps_size(skel, rule_entries)) {
+	if (qos_rule_maps_size(skel, rule_entries ? rule_entries : QOS_RULES_DEFAULT)) {
 		qos__destroy(skel);
 		return NULL;
 	}
@@ -99,6 +100,16 @@ static inline struct qos_ctr qos_test_ctr(int map_fd, uint32_t key)
 		sum.packets += vals[i].packets;
 		sum.bytes += vals[i].bytes;
 	}
+	return sum;
+}
+
+/* The hit counters of rule @id, summed over CPUs; all ones on an error. */
+static inline struct qos_ctr qos_test_rule_hits(const struct qos_rule_maps *m, uint32_t id)
+{
+	struct qos_ctr sum;
+
+	if (qos_rule_hits(m, id, &sum))
+		return (struct qos_ctr){ UINT64_MAX, UINT64_MAX };
 	return sum;
 }
 

@@ -29,18 +29,6 @@
 #define UDP_CLASS	CLS_LBE
 #define RULE_ID		7
 
-/* The hit counters of rule @id, which qosctl creates with the rule. */
-static int add_rule_stats(struct qos *skel, uint32_t id)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct qos_ctr zero[ncpu];
-
-	memset(zero, 0, sizeof(zero));
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.qos_rule_stats), &id, zero, 0))
-		return -errno;
-	return 0;
-}
-
 /* Install "proto 17 -> UDP_CLASS" for both families, by hand: this test is
  * about the parser, not qosctl's rule manager. */
 static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
@@ -64,7 +52,7 @@ static int install_udp_rule(struct qos *skel, struct qos_cfg *cfg)
 	}
 	cfg->rs = set;
 	cfg->rules = QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4;
-	return add_rule_stats(skel, RULE_ID) ?: qos_test_cfg_put(skel, cfg);
+	return qos_test_cfg_put(skel, cfg);
 }
 
 #define PORT_CLASS	CLS_PIP
@@ -93,7 +81,7 @@ static int install_port_rule(struct qos *skel, struct qos_cfg *cfg)
 			return -errno;
 	}
 	cfg->rules |= QOS_RULES_PORTS;
-	return add_rule_stats(skel, PORT_RULE_ID) ?: qos_test_cfg_put(skel, cfg);
+	return qos_test_cfg_put(skel, cfg);
 }
 
 struct ext {
@@ -432,6 +420,7 @@ static bool later_fragment(const struct pcase *pc)
 static void run_table(struct __test_metadata *_metadata, FIXTURE_DATA(parse) *self, bool ports)
 {
 	uint64_t want[QOS_MAX_CLASSES][QOS_FAM_MAX] = {}, want_unp[QOS_UNP_MAX] = {};
+	struct qos_rule_maps m = qos_test_rule_maps(self->skel);
 	uint64_t want_hits = 0, want_port_hits = 0;
 	static struct run_result r;
 	static struct pkt p;
@@ -483,13 +472,9 @@ static void run_table(struct __test_metadata *_metadata, FIXTURE_DATA(parse) *se
 				TH_LOG("dir %d unparsed reason %d", d, c);
 		}
 	}
-	EXPECT_EQ(want_hits,
-		  qos_test_ctr(bpf_map__fd(self->skel->maps.qos_rule_stats), RULE_ID).packets);
-	/* Without the port rule, there are no counters of it to read. */
-	if (ports)
-		EXPECT_EQ(want_port_hits,
-			  qos_test_ctr(bpf_map__fd(self->skel->maps.qos_rule_stats),
-				       PORT_RULE_ID).packets);
+	EXPECT_EQ(want_hits, qos_test_rule_hits(&m, RULE_ID).packets);
+	/* Without the port rule, its id's counters stay at zero. */
+	EXPECT_EQ(want_port_hits, qos_test_rule_hits(&m, PORT_RULE_ID).packets);
 }
 
 TEST_F(parse, table)

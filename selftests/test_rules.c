@@ -11,6 +11,7 @@
  * families, range edges, IPv4 options, IPv6 extension headers, first and
  * later fragments, tags and 6in4. Rules with a policer of their own.
  */
+#include "cpus.h"	/* first: _GNU_SOURCE */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -214,7 +215,7 @@ static uint64_t hits(FIXTURE_DATA(rules) *self, const char *name)
 {
 	const struct qos_rule *r = rule_named(self, name);
 
-	return r ? qos_test_ctr(self->m.stats, r->id).packets : UINT64_MAX;
+	return r ? qos_test_rule_hits(&self->m, r->id).packets : UINT64_MAX;
 }
 
 /* Ingress class of @s (from the mark). */
@@ -597,6 +598,91 @@ TEST_F(rules, delete_keeps_others)
 	EXPECT_EQ(CLS_LBE, classify(self, &b));
 	EXPECT_EQ(2, hits(self, "b"));
 	EXPECT_EQ(QOS_RULES_V4, self->cfg.rules );
+}
+
+/* Run @s through ingress @n times on CPU @cpu (unpinned if -1); the bytes
+ * of each, or 0 if one was not classified as @cls. */
+static uint32_t hit_on(FIXTURE_DATA(rules) *self, const struct pspec *s, int n, int cpu,
+		       uint32_t cls)
+{
+	static struct pkt p;
+	cpu_set_t set;
+	int i;
+
+	if (cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (classify(self, s) != cls)
+			return 0;
+	build(&p, s);
+	return p.len;
+}
+
+/* Rule @id's counters in CPU @cpu's row (bpf/lib/maps.h). */
+static struct qos_ctr row_ctr(FIXTURE_DATA(rules) *self, int cpu, uint32_t id)
+{
+	uint32_t key = cpu * self->m.capacity + id;
+	struct qos_ctr c = { UINT64_MAX, UINT64_MAX };
+
+	bpf_map_lookup_elem(self->m.stats, &key, &c);
+	return c;
+}
+
+/*
+ * Exact packet and byte counts of an IPv4 and an IPv6 rule, hit from two
+ * CPUs (where there are two): each CPU's hits in its own row, the sum in
+ * qos_rule_hits(). A rule given the id a deleted rule had starts at zero.
+ */
+TEST_F(rules, counters_exact)
+{
+	static const struct pspec p4 = { V4, "10.9.3.4", .proto = 6 };
+	static const struct pspec p6 = { V6, "2001:db8:c::5", .proto = 6 };
+	static const struct pspec p4b = { V4, "10.5.0.1", .proto = 6 };
+	static const char *const w[] = { "name v4 src 10.9.0.0/16 class lbe",
+					 "name v6 src 2001:db8:c::/64 class pip" };
+	static const char *const wb[] = { "name v4b src 10.5.0.0/16 class pip" };
+	int cpu[2] = { qos_test_nth_cpu(0), qos_test_nth_cpu(1) };
+	uint32_t len4[2], len6[2], id4, lenb;
+	struct qos_rules next = {};
+	cpu_set_t all;
+	int c;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	ASSERT_EQ(0, install(self, w, 2));
+	id4 = rule_named(self, "v4")->id;
+	for (c = 0; c < 2; c++) {
+		len4[c] = hit_on(self, &p4, 3 + c, cpu[c], CLS_LBE);
+		len6[c] = hit_on(self, &p6, 5 + c, cpu[c], CLS_PIP);
+	}
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	ASSERT_NE(0, len4[0] * len4[1] * len6[0] * len6[1]);
+	EXPECT_EQ(3 + 4, qos_test_rule_hits(&self->m, id4).packets);
+	EXPECT_EQ(3 * len4[0] + 4 * len4[1], qos_test_rule_hits(&self->m, id4).bytes);
+	EXPECT_EQ(5 + 6, hits(self, "v6"));
+	EXPECT_EQ(5 * len6[0] + 6 * len6[1],
+		  qos_test_rule_hits(&self->m, rule_named(self, "v6")->id).bytes);
+	/* Two CPUs: 3 and 4 IPv4 hits in their own rows. */
+	if (cpu[1] >= 0) {
+		EXPECT_EQ(3, row_ctr(self, cpu[0], id4).packets);
+		EXPECT_EQ(4, row_ctr(self, cpu[1], id4).packets);
+	}
+
+	/* v4 goes; v4b takes its id, at zero, then counts its own. */
+	ASSERT_EQ(0, qos_rules_add(&next, rule_named(self, "v6")));
+	ASSERT_EQ(0, commit(self, &next));
+	ASSERT_EQ(0, install(self, wb, 1));
+	EXPECT_EQ(id4, rule_named(self, "v4b")->id);
+	EXPECT_EQ(0, qos_test_rule_hits(&self->m, id4).packets);
+	EXPECT_EQ(0, qos_test_rule_hits(&self->m, id4).bytes);
+	lenb = hit_on(self, &p4b, 2, -1, CLS_PIP);
+	ASSERT_NE(0, lenb);
+	EXPECT_EQ(2, hits(self, "v4b"));
+	EXPECT_EQ(2 * lenb, qos_test_rule_hits(&self->m, id4).bytes);
+	EXPECT_EQ(11, hits(self, "v6"));
 }
 
 /* Profile rules as a re-apply sees them: @words parsed, marked profile. */

@@ -45,11 +45,13 @@ static __always_inline void qos_count_unparsed(__u32 dir, __u32 reason, __u32 le
 	qos_ctr_add(bpf_map_lookup_elem(&qos_unparsed, &key), len, 0);
 }
 
-/* A rule's hits (qos_rule_stats); qosctl creates a rule's counters before
- * the entries that lead to it. */
+/* A rule's hits: its id's entry in this CPU's row of qos_rule_stats,
+ * zeroed by qosctl before the entries that lead to it. */
 static __always_inline void qos_count_rule(__u32 id, __u32 len)
 {
-	qos_ctr_add(bpf_map_lookup_elem(&qos_rule_stats, &id), len, 0);
+	__u32 key = bpf_get_smp_processor_id() * qos_rule_row + id;
+
+	qos_ctr_add(bpf_map_lookup_elem(&qos_rule_stats, &key), len, 0);
 }
 
 #endif /* __QOS_LIB_COUNT_H */

@@ -75,11 +75,25 @@ QOS_RULES_MAP(struct qos_rule_key4) qos_rules4 SEC(".maps") __weak;
 		__type(value, value_type);			\
 	}
 
-/* Per-rule hits, keyed by qos_rule_val.id. A per-CPU hash, not an array:
- * an array of the table's size takes its per-CPU elements, all of them, when
- * it is created (54 ms at apply for the default 65536), a hash only as rules
- * are installed. */
-QOS_RULE_ID_MAP(BPF_MAP_TYPE_PERCPU_HASH, struct qos_ctr) qos_rule_stats SEC(".maps") __weak;
+/*
+ * Per-rule hits: a plain array laid out [cpu][id], qos_rule_row entries a
+ * row, found from the rule's id without a second hash lookup (the kernel
+ * inlines an array's lookup). Each CPU adds to its own row, as to a per-CPU
+ * array's element, but the array is one allocation: a per-CPU array takes
+ * one per-CPU allocation per element when it is created (67 ms for the
+ * default 65536, 0.9 s for 2^20), this one a zeroed area (16 bytes per id
+ * per possible CPU, a few ms). qosctl sizes it (qos_rule_maps_size()) to the possible CPUs times
+ * the rule table and sets qos_rule_row to the table's size; as built, the
+ * row is 0 and every CPU adds to one row (for tests on one CPU at a time).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, QOS_RULES_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct qos_ctr);
+} qos_rule_stats SEC(".maps") __weak;
+
+const volatile __u32 qos_rule_row __weak = 0;
 
 /* Class policers (ids below QOS_POLICER_RULE_FIRST); see struct
  * qos_policer. */
@@ -99,7 +113,7 @@ struct {
 
 /*
  * Rules' own policers with their counters, keyed by policer id: a hash
- * without preallocation, as qos_rule_stats and for the same reason, sized
+ * without preallocation, as the rule tables and for the same reason, sized
  * with the rule table. The arrays of the class policers, at the table's
  * size, would hold 120 bytes per policer and 144 per policer per CPU for
  * every rule the table could have (9.4 MB per CPU at 65536); this holds

@@ -40,28 +40,19 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 	struct qos_rule_key key = {};
 	struct qos_rule_key4 key4 = {};
 	const struct qos_rule_set *rs = &cfg->rs;
-	__be32 src[4] = {}, dst[4] = {};
+	struct ipv6hdr *ip6;
+	struct iphdr *ip4;
 	__be16 sport, dport;
 	__u32 i, j, n;
 	__u8 proto;
 
 	if (off > QOS_L3_OFF_MAX)
 		return NULL;
-	if (t == QOS_TABLE_IPV6) {
-		struct ipv6hdr *ip6 = data + off;
-
-		if ((void *)(ip6 + 1) > data_end)
-			return NULL;
-		__builtin_memcpy(src, &ip6->saddr, sizeof(src));
-		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
-	} else {
-		struct iphdr *ip4 = data + off;
-
-		if ((void *)(ip4 + 1) > data_end)
-			return NULL;
-		src[0] = ip4->saddr;
-		dst[0] = ip4->daddr;
-	}
+	/* The addresses are masked into the key straight from the header. */
+	ip6 = data + off;
+	ip4 = data + off;
+	if (t == QOS_TABLE_IPV6 ? (void *)(ip6 + 1) > data_end : (void *)(ip4 + 1) > data_end)
+		return NULL;
 
 	n = rs->n[t];
 	for (i = 0; i < QOS_RULE_SHAPES_MAX && i < n; i++) {
@@ -79,16 +70,16 @@ static __always_inline struct qos_rule_val *qos_rules_match(struct __sk_buff *sk
 		dport = pkt->dport & s->dport_mask;
 		if (t == QOS_TABLE_IPV4) {
 			key4 = (struct qos_rule_key4){ s->src_len, s->dst_len, proto, 0, s->mask,
-						       sport, dport, src[0] & s->src[0],
-						       dst[0] & s->dst[0] };
+						       sport, dport, ip4->saddr & s->src[0],
+						       ip4->daddr & s->dst[0] };
 			v = bpf_map_lookup_elem(&qos_rules4, &key4);
 		} else {
 			key = (struct qos_rule_key){ s->table, s->src_len, s->dst_len, proto, s->mask,
 						     pkt->flowlabel & s->mask, sport, dport };
 #pragma unroll
 			for (j = 0; j < 4; j++) {
-				key.src[j] = src[j] & s->src[j];
-				key.dst[j] = dst[j] & s->dst[j];
+				key.src[j] = ip6->saddr.in6_u.u6_addr32[j] & s->src[j];
+				key.dst[j] = ip6->daddr.in6_u.u6_addr32[j] & s->dst[j];
 			}
 			v = bpf_map_lookup_elem(&qos_rules, &key);
 		}

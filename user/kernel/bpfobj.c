@@ -172,11 +172,19 @@ static struct bpf_map *skel_map(struct qos *skel, int idx)
 
 int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries)
 {
+	int ncpu = libbpf_num_possible_cpus();
+
+	if (ncpu < 0)
+		return ncpu;
+	/* A row of hit counters per possible CPU (bpf/lib/maps.h). */
+	if ((uint64_t)ncpu * rule_entries > UINT32_MAX)
+		return -E2BIG;
+	skel->rodata->qos_rule_row = rule_entries;
 	/* Both families' tables can each take all the entries: the limit
 	 * is on their sum (qos_rules_validate()). */
 	return bpf_map__set_max_entries(skel->maps.qos_rules, rule_entries) ?:
 	       bpf_map__set_max_entries(skel->maps.qos_rules4, rule_entries) ?:
-	       bpf_map__set_max_entries(skel->maps.qos_rule_stats, rule_entries) ?:
+	       bpf_map__set_max_entries(skel->maps.qos_rule_stats, ncpu * rule_entries) ?:
 	       bpf_map__set_max_entries(skel->maps.qos_rule_pols, rule_entries);
 }
 
@@ -844,24 +852,6 @@ int qos_cfg_put(int outer, int inner_fd)
 	uint32_t zero = 0;
 
 	return bpf_map_update_elem(outer, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
-}
-
-/* A minute of 1 ms waits at most, for a worker that takes far less. */
-#define PERCPU_TRIES	1000
-
-int qos_percpu_put(int fd, const void *key, const void *vals, uint64_t flags)
-{
-	int tries = 0;
-
-	while (bpf_map_update_elem(fd, key, vals, flags)) {
-		/* Per-CPU values come from the pages the kernel keeps
-		 * populated for allocations that cannot sleep; thousands in a
-		 * row run out of them until its worker populates more. */
-		if (errno != ENOMEM || ++tries > PERCPU_TRIES)
-			return -errno;
-		usleep(1000);
-	}
-	return 0;
 }
 
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)

@@ -154,13 +154,6 @@ int qos_cfg_put(int outer, int inner_fd);
 /* Id of the inner map in the slot of @outer, 0 if empty. */
 uint32_t qos_cfg_inner_id(int outer);
 
-/*
- * Insert or update the per-CPU value @vals of @key in the per-CPU hash @fd,
- * waiting for the kernel to populate per-CPU memory when it has run out:
- * 0 or -errno (-EEXIST with BPF_NOEXIST).
- */
-int qos_percpu_put(int fd, const void *key, const void *vals, uint64_t flags);
-
 /* Sum a per-CPU counter. */
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum);
 

@@ -18,10 +18,8 @@
  * a separate allocation of a 48-byte header, the key and the value each
  * rounded up to 8, and an 8-byte free-list node, from the kmalloc cache
  * that fits: 144 bytes from kmalloc-192 for a rule (bpftool's "memlock"
- * counts the 144, /proc/slabinfo shows the 192). A per-CPU hash element
- * holds an 8-byte pointer for its value, which is allocated apart on every
- * possible CPU, with a 16-byte holder (pointer and free-list node) of its
- * own. Map headers (under 1 KiB each) are left out.
+ * counts the 144, /proc/slabinfo shows the 192). Map headers (under 1 KiB
+ * each) are left out.
  */
 #define KERN_HTAB_BUCKET	16
 #define KERN_HTAB_ELEM_HDR	48
@@ -72,14 +70,6 @@ static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
 				      KERN_LLIST_NODE);
 }
 
-static uint64_t percpu_hash_bytes(uint64_t entries, size_t key, size_t value, int ncpus)
-{
-	return buckets_bytes(entries) +
-	       entries * (kmalloc_size(KERN_HTAB_ELEM_HDR + round8(key) + sizeof(void *) +
-				       KERN_LLIST_NODE) +
-			  KERN_LLIST_NODE + sizeof(void *) + round8(value) * ncpus);
-}
-
 uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem)
 {
 	struct qos_profile_mem m;
@@ -89,8 +79,8 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 	m.rule_hash = hash_bytes(rule_entries, sizeof(struct qos_rule_key),
 				 sizeof(struct qos_rule_val)) +
 		      buckets_bytes(rule_entries);
-	m.rule_stats = percpu_hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_ctr),
-					 ncpus);
+	/* Hit counters: a row of the table's size per possible CPU. */
+	m.rule_stats = array_bytes((uint64_t)rule_entries * ncpus, sizeof(struct qos_ctr));
 	/* Every rule with a policer of its own, as a reservation has. */
 	m.rule_police = hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_rule_policer));
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES,

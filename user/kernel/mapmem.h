@@ -8,7 +8,7 @@
 /* Kernel memory of the maps an apply of a profile creates on one interface. */
 struct qos_profile_mem {
 	uint64_t rule_hash;	/* qos_rules with every entry in use */
-	uint64_t rule_stats;	/* per-CPU rule hit counters, every id in use */
+	uint64_t rule_stats;	/* rule hit counters, a row per CPU (all at creation) */
 	uint64_t rule_police;	/* rule policers with their counters, every rule policed */
 	uint64_t counters;	/* per-CPU class, unparsed and class policer counters */
 	uint64_t other;		/* configuration (with the rule shapes), class policers */

@@ -154,7 +154,7 @@ int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits
 	ret = read_table(m, true, l, by_id, keys, vals) ?:
 	      read_table(m, false, l, by_id, keys, vals);
 	for (i = 0; hits && !ret && i < l->n; i++)
-		ret = qos_ctr_read(m->stats, l->r[i].id, &l->r[i].hits);
+		ret = qos_rule_hits(m, l->r[i].id, &l->r[i].hits);
 	for (i = 0; !ret && i < l->n; i++)
 		if (l->r[i].policer)
 			ret = qos_police_rule_read(m->policers, &l->r[i]);
@@ -216,26 +216,41 @@ static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 	}
 }
 
-/*
- * The hit counters of @id, created at zero, or with @fresh zeroed: a new id
- * may be one a rule left, whose counters stay after it goes so that a
- * rollback bringing it back with its id brings its hits back too. They are
- * a hash: memory for the ids given, never more than the highest id.
- */
-static int zero_stats(const struct qos_rule_maps *m, uint32_t id, bool fresh)
+int qos_rule_hits(const struct qos_rule_maps *m, uint32_t id, struct qos_ctr *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct qos_ctr *z;
-	int ret;
+	int ncpu = libbpf_num_possible_cpus(), cpu;
+	struct qos_ctr c;
 
 	if (ncpu < 0)
 		return ncpu;
-	z = calloc(ncpu, sizeof(*z));
-	if (!z)
-		return -ENOMEM;
-	ret = qos_percpu_put(m->stats, &id, z, fresh ? BPF_ANY : BPF_NOEXIST);
-	free(z);
-	return ret == -EEXIST ? 0 : ret;
+	memset(sum, 0, sizeof(*sum));
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		uint32_t key = cpu * m->capacity + id;
+
+		if (bpf_map_lookup_elem(m->stats, &key, &c))
+			return -errno;
+		sum->packets += c.packets;
+		sum->bytes += c.bytes;
+	}
+	return 0;
+}
+
+/* The hit counters of a newly given id zeroed on every CPU: the id may be
+ * one a rule left (qos_rules_stage()). */
+static int zero_stats(const struct qos_rule_maps *m, uint32_t id)
+{
+	int ncpu = libbpf_num_possible_cpus(), cpu;
+	const struct qos_ctr z = {};
+
+	if (ncpu < 0)
+		return ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		uint32_t key = cpu * m->capacity + id;
+
+		if (bpf_map_update_elem(m->stats, &key, &z, BPF_ANY))
+			return -errno;
+	}
+	return 0;
 }
 
 /* Ids present in @l, as a byte per id. */
@@ -356,9 +371,11 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 
 		if (in_cur[r->id])
 			continue;
-		/* A rule that keeps an id it had (a rollback) keeps its hits;
-		 * one carried into a new table gets counters there. */
-		ret = zero_stats(m, r->id, fresh[r->id]);
+		/* The counters of a rule's id stay when it goes, so that a
+		 * rule keeping an id it had (a rollback) keeps its hits; a
+		 * newly given id starts at zero, and one carried into new
+		 * programs finds their counters at zero. */
+		ret = fresh[r->id] ? zero_stats(m, r->id) : 0;
 		/* Its policer before the entries that point at it. */
 		if (!ret && r->police_bps)
 			ret = qos_police_rule_write(m->policers, r);

@@ -14,7 +14,7 @@
 
 struct qos_rule_maps {
 	int rules;
-	int stats;
+	int stats;		/* hit counters, [cpu][id] with rows of capacity */
 	uint32_t capacity;	/* max_entries of the rule table */
 	int policers;		/* qos_rule_pols: rules' own policers */
 	int rules4;		/* the IPv4 entries, under struct qos_rule_key4 */
@@ -33,6 +33,8 @@ static inline struct qos_rule_maps qos_rule_maps_of(const struct qos_progs *p)
 	return m;
 }
 
+/* The hit counters of rule @id, summed over CPUs. */
+int qos_rule_hits(const struct qos_rule_maps *m, uint32_t id, struct qos_ctr *sum);
 /* Every installed rule; with @hits, their hit counters summed over CPUs. */
 int qos_rules_read(const struct qos_rule_maps *m, struct qos_rules *l, bool hits);
 /* Write the entry of @k, in the table of its family. */

@@ -164,7 +164,7 @@ static int read_rules(const struct qos_progs *m, struct qos_report *r)
 		rr->class_id = l.r[i].class_id;
 		memcpy(rr->name, l.r[i].name, sizeof(rr->name));
 		report_name(rr->name, sizeof(rr->name));
-		ret = qos_ctr_read(maps.stats, rr->id, &rr->hits);
+		ret = qos_rule_hits(&maps, rr->id, &rr->hits);
 	}
 	qos_rules_free(&l);
 	return ret;
