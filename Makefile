@@ -100,6 +100,8 @@ LIBQOS := $(OUTPUT)/libqos.a
 QOSCTL := $(OUTPUT)/qosctl
 QOSCTL_DIST := $(OUTPUT)/dist/qosctl
 PATHS_H := $(OUTPUT)/qos_paths.h
+# The agent's apply, timed in a process that stays up (apply-latency.sh).
+BENCH_APPLY := $(OUTPUT)/bench/bench_apply
 
 .DELETE_ON_ERROR:
 .PHONY: all clean deps check demo demo-domain bench-domain vmcheck install install-files deb selftests bench-classifier \
@@ -134,7 +136,7 @@ FUZZ_BINS := $(addprefix $(OUTPUT)/fuzz/,$(FUZZ_NAMES))
 HAVE_FUZZER := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
 		 $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo 1)
 
-all: $(QOSCTL) $(OUTPUT)/qosctl.8 install-files selftests $(if $(HAVE_FUZZER),$(FUZZ_BINS))
+all: $(QOSCTL) $(OUTPUT)/qosctl.8 install-files selftests $(BENCH_APPLY) $(if $(HAVE_FUZZER),$(FUZZ_BINS))
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/bench $(OUTPUT)/dist:
 	$(Q)mkdir -p $@
@@ -276,6 +278,10 @@ deps:
 	$(Q)scripts/install-deps.sh
 
 BENCH_CLASSIFIER := $(OUTPUT)/bench/bench_classifier
+$(BENCH_APPLY): bench/bench_apply.c $(OUTPUT)/user/intree.o $(LIBQOS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(PC_CFLAGS) $< $(OUTPUT)/user/intree.o $(LIBQOS) $(LDFLAGS) $(PC_LIBS) \
+		-lm -o $@
 
 $(BENCH_CLASSIFIER): bench/bench_classifier.c selftests/pkt.h $(LIBQOS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
