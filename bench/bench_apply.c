@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <bpf/libbpf.h>
+
 #include "kernel/dev.h"
 #include "model/profile.h"
 #include "lib/util.h"
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS\n");
 		return 2;
 	}
+	/* libbpf's messages stay quiet, as in qosctl without -v. */
+	libbpf_set_print(NULL);
 	for (i = 1; i <= runs; i++) {
 		long long t0 = now_us();
 		struct qos_dev dev;
