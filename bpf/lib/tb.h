@@ -32,8 +32,8 @@
 
 #include <linux/types.h>
 
-/* Always inlined: one policer step is straight-line code in the BPF
- * program. */
+/* Always inlined, but for the CAS step in BPF (TB_STEP_FN): the rest of a
+ * policer step is straight-line code in the BPF program. */
 #define TB_INLINE static inline __attribute__((always_inline))
 
 #define TB_NS_PER_SEC		1000000000ULL
