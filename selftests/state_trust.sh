@@ -22,7 +22,12 @@
 #    add, stats and remove succeed and leave every file in bpffs as it was;
 # e. /run/qosctl read-only or full: apply and rule add fail with a clear
 #    error and tc is exactly as before;
-# f. bpffs not mounted at all: every command works.
+# f. bpffs not mounted at all: every command works;
+# g. the record of the qdisc probe (/run/qosctl/qdisc-probe): used when its
+#    key names this kernel (a forged "no qdisc" record makes an apply fail
+#    for want of HTB), probed again and replaced when it names another
+#    kernel, and ignored and replaced, never followed, when it is owned by
+#    another user, writable by others, hard-linked or a symlink.
 #
 # Before the redesign qosctl created /run/qosctl 0755 with mkdir() and
 # opened NAME.lock in it by path: it used a directory owned by anyone, with
@@ -321,8 +326,58 @@ test_no_bpffs()
 	log_test "f. bpffs not mounted: apply, show, stats, rules and remove work"
 }
 
+# The record's cases, each after an apply that probed and wrote the
+# record, "NAME-rc=" and "NAME-rec=" lines for each: the forged record
+# "$key 0" says this kernel has no qdisc at all.
+KFACTS='
+	f=/run/qosctl/qdisc-probe
+	"$QOSCTL" apply pip-20pct dev $DEV rate 100mbit >/dev/null || exit 1
+	rec=$(cat $f) && key=${rec% *} || exit 1
+	echo "rec=$rec"
+	stat -c "first=%u %a %h %F" $f
+	forged() { rm -f $f; echo "$key 0" >$f; chmod 600 $f; }
+	apply() { err=$("$QOSCTL" apply pip-20pct dev $DEV rate $2 2>&1)
+		  echo "$1-rc=$?"; echo "$1-err=$err"; echo "$1-rec=$(cat $f)"; }
+	forged; apply used 200mbit
+	rm $f; echo "${key/release=/release=0.0-old} 0" >$f; chmod 600 $f
+	apply stale 200mbit
+	forged; chown $NOBODY $f; apply owner 100mbit
+	stat -c "owner-stat=%u %a %h %F" $f
+	forged; chmod 0606 $f; apply mode 200mbit
+	forged; ln $f /run/hardlink && apply hardlink 100mbit; rm -f /run/hardlink
+	rm $f; echo "$key 0" >$TMP/target; ln -s $TMP/target $f; apply symlink 200mbit
+	echo "target=$(cat $TMP/target)"; stat -c "symlink-stat=%u %a %h %F" $f
+	"$QOSCTL" remove dev $DEV
+'
+
+test_kfacts()
+{
+	local out rec c
+
+	out=$(priv "$KFACTS" 2>&1)
+	check_err $? "setup: $out"
+	rec=$(field rec "$out")
+	[[ "$rec" == "v1 release=$(uname -r) boot=$(cat /proc/sys/kernel/random/boot_id) "*" kinds=htb,fq_codel,prio,tbf "[0-9a-f]* ]]
+	check_err $? "first probe recorded '$rec'"
+	[ "$(field first "$out")" = "0 600 1 regular file" ]
+	check_err $? "record written as '$(field first "$out")', not root's 0600"
+	[ "$(field used-rc "$out")" = 1 ] &&
+		[[ "$(field used-err "$out")" == *"lacks the HTB qdisc"* ]]
+	check_err $? "a record of this kernel saying 'no qdisc' was not used: $(field used-err "$out")"
+	for c in stale owner mode hardlink symlink; do
+		[ "$(field $c-rc "$out")" = 0 ] && [ "$(field $c-rec "$out")" = "$rec" ]
+		check_err $? "$c record: apply exited $(field $c-rc "$out") ($(field $c-err "$out")), record now '$(field $c-rec "$out")'"
+	done
+	[ "$(field owner-stat "$out")" = "0 600 1 regular file" ] &&
+		[ "$(field symlink-stat "$out")" = "0 600 1 regular file" ]
+	check_err $? "records replaced as '$(field owner-stat "$out")', '$(field symlink-stat "$out")'"
+	[ "$(field target "$out")" = "${rec% *} 0" ]
+	check_err $? "the symlink's target was written: '$(field target "$out")'"
+	log_test "g. qdisc-probe record: used for this kernel, else probed again and replaced"
+}
+
 setup || { echo "setup failed"; exit $ksft_fail; }
 ALL_TESTS="test_applied test_not_root_owned test_writable test_symlink test_bpffs_planted
-	   test_readonly test_no_bpffs"
+	   test_readonly test_no_bpffs test_kfacts"
 tests_run
 exit $EXIT_STATUS

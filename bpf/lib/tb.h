@@ -32,8 +32,8 @@
 
 #include <linux/types.h>
 
-/* Always inlined: one policer step is straight-line code in the BPF
- * program. */
+/* Always inlined, but for the CAS step in BPF (TB_STEP_FN): the rest of a
+ * policer step is straight-line code in the BPF program. */
 #define TB_INLINE static inline __attribute__((always_inline))
 
 #define TB_NS_PER_SEC		1000000000ULL
@@ -221,9 +221,67 @@ TB_INLINE __u64 tb_credit(__u64 dt_ns, __u64 rate, __u64 size, __u64 fill_ns)
 }
 
 /*
+ * In BPF the step is a global function, verified once on its own: inlined,
+ * its CAS loop was walked again at each of the four calls of
+ * tb_police_gso() on every path of the policer into them, 99k of the
+ * instructions the verifier processed for each program
+ * (performance.rst, "Apply latency: where the time goes"). The callers
+ * then see a result they know nothing of, and keep their branches on it.
+ * Weak: both programs include it, and the object keeps one copy. Natively
+ * (qosctl, test_tb) it stays inline.
+ *
+ * Its arguments and result are words, not a struct on the stack: a BPF
+ * function takes five arguments, and 6.1 counts every frame of the call
+ * chain, rounded up to 32 bytes, against the 512-byte stack. @bytes_need
+ * is the packet's bytes in the low 32 bits and the bytes it needs in the
+ * high 32; the result is tb_step()'s return value plus one in the top two
+ * bits and what overflowed below them, capped at TB_OVER_MAX: the one
+ * use of the overflow, srTCM's spill from C into E, adds it to a bucket
+ * smaller than that, so the cap changes nothing.
+ */
+#ifdef __bpf__
+#define TB_STEP_FN __attribute__((weak)) __attribute__((noinline))
+#else
+#define TB_STEP_FN TB_INLINE
+#endif
+#define TB_OVER_MAX	((1ULL << 62) - 1)
+
+TB_INLINE __u64 tb_step_ret(int r, __u64 over)
+{
+	return (__u64)(r + 1) << 62 | (over < TB_OVER_MAX ? over : TB_OVER_MAX);
+}
+
+/* @tokens NULL only to please the verifier, for which a global function's
+ * pointer argument may be NULL. */
+TB_STEP_FN __u64 tb_step_word(__u64 *tokens, __u64 size, __u64 credit, __u64 bytes_need,
+			      __u32 take)
+{
+	__u64 b = (bytes_need & 0xffffffffULL) * TB_NBITS_PER_BYTE;
+	__u64 need = (bytes_need >> 32) * TB_NBITS_PER_BYTE;
+	int i;
+
+	if (!tokens)
+		return tb_step_ret(-1, 0);
+	for (i = 0; i < TB_CAS_TRIES; i++) {
+		__u64 t = TB_LOAD(*tokens);
+		__u64 sum = t + credit;
+		__u64 nt = sum + TB_DEBT_OFF < size + TB_DEBT_OFF ? sum : size;
+		int ok = take && nt + TB_DEBT_OFF >= need + TB_DEBT_OFF;
+
+		if (ok)
+			nt -= b;
+		if (nt == t || TB_CAS(tokens, t, nt) == t)
+			return tb_step_ret(ok, sum - (ok ? nt + b : nt));
+	}
+	if (credit)
+		TB_ADD(tokens, credit < size ? credit : size);
+	return tb_step_ret(-1, 0);
+}
+
+/*
  * One atomic step on one bucket of @size: add @credit (what does not fit
  * goes to *@over when @over is given) and, if @take and the bucket then
- * holds @need, take @b. Returns 1 if @b was taken, 0 if not,
+ * holds @need bytes, take @bytes. Returns 1 if they were taken, 0 if not,
  * -1 if the CAS lost TB_CAS_TRIES times in a row: then nothing is taken and
  * the credit is added with an atomic add, which cannot lose, without the
  * cap. A bucket found above @size (that add, or a reconfiguration that
@@ -233,8 +291,8 @@ TB_INLINE __u64 tb_credit(__u64 dt_ns, __u64 rate, __u64 size, __u64 fill_ns)
  * flight at once: a bucket stays below two sizes (2^62.9 nanobits) and a
  * step's sum below three (2^63.5).
  *
- * Debt: when @need < @b (a GSO packet admitted on one segment's worth,
- * tb_police_gso()) the bucket may go below zero, by at most @b - @need
+ * Debt: when @need < @bytes (a GSO packet admitted on one segment's worth,
+ * tb_police_gso()) the bucket may go below zero, by at most @bytes - @need
  * (TB_DEBT_NB), far less than TB_DEBT_OFF: the word then holds the debt in two's
  * complement. A bucket in debt is paid first by credits, admits nothing and
  * overflows nothing. Comparing the words lifted by TB_DEBT_OFF puts every
@@ -242,29 +300,14 @@ TB_INLINE __u64 tb_credit(__u64 dt_ns, __u64 rate, __u64 size, __u64 fill_ns)
  * cannot wrap): the step keeps the branches it has without debts, which
  * keeps the verifier's work where it was.
  */
-TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int take, __u64 b,
-		      __u64 need)
+TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int take,
+		      __u32 bytes, __u32 need)
 {
-	int i;
+	__u64 w = tb_step_word(tokens, size, credit, (__u64)need << 32 | bytes, !!take);
 
-	for (i = 0; i < TB_CAS_TRIES; i++) {
-		__u64 t = TB_LOAD(*tokens);
-		__u64 sum = t + credit;
-		__u64 nt = sum + TB_DEBT_OFF < size + TB_DEBT_OFF ? sum : size;
-		int ok = take && nt + TB_DEBT_OFF >= need + TB_DEBT_OFF;
-
-		if (over)
-			*over = sum - nt;
-		if (ok)
-			nt -= b;
-		if (nt == t || TB_CAS(tokens, t, nt) == t)
-			return ok;
-	}
 	if (over)
-		*over = 0;
-	if (credit)
-		TB_ADD(tokens, credit < size ? credit : size);
-	return -1;
+		*over = w & TB_OVER_MAX;
+	return (int)(w >> 62) - 1;
 }
 
 /*
@@ -295,8 +338,6 @@ TB_INLINE int tb_step(__u64 *tokens, __u64 size, __u64 credit, __u64 *over, int 
 TB_INLINE __u32 tb_police_gso(const struct tb_params *p, struct tb_state *s, __u64 now,
 			      __u32 bytes, __u32 need, __u32 pre)
 {
-	__u64 b = (__u64)bytes * TB_NBITS_PER_BYTE;
-	__u64 n = (__u64)need * TB_NBITS_PER_BYTE;
 	__u64 dt = tb_claim(s, now);
 	__u64 over = 0;
 	int r;
@@ -304,7 +345,7 @@ TB_INLINE __u32 tb_police_gso(const struct tb_params *p, struct tb_state *s, __u
 	if (p->mode == TB_TRTCM) {
 		/* RFC 2698 3: red if P lacks tokens, else yellow if C does. */
 		r = tb_step(&s->te, p->ebs, dt ? tb_credit(dt, p->pir, p->ebs, p->fill_e_ns) : 0,
-			    0, pre != TB_RED, b, n);
+			    0, pre != TB_RED, bytes, need);
 		if (r <= 0) {
 			if (dt)
 				tb_step(&s->tc, p->cbs, tb_credit(dt, p->cir, p->cbs, p->fill_c_ns),
@@ -312,20 +353,20 @@ TB_INLINE __u32 tb_police_gso(const struct tb_params *p, struct tb_state *s, __u
 			return TB_RED;
 		}
 		r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs, p->fill_c_ns) : 0,
-			    0, pre == TB_GREEN, b, n);
+			    0, pre == TB_GREEN, bytes, need);
 		return r > 0 ? TB_GREEN : TB_YELLOW;
 	}
 	/* RFC 2697 3: green from C, else yellow from E, else red. What
 	 * overflows C goes on to E. */
 	r = tb_step(&s->tc, p->cbs, dt ? tb_credit(dt, p->cir, p->cbs + p->ebs, p->fill_c_ns) : 0,
-		    &over, pre == TB_GREEN, b, n);
+		    &over, pre == TB_GREEN, bytes, need);
 	if (r < 0)
 		r = 0;
 	if (r > 0 && !over)
 		return TB_GREEN;
 	if (!p->ebs)
 		return r > 0 ? TB_GREEN : TB_RED;
-	if (tb_step(&s->te, p->ebs, over, 0, !r && pre != TB_RED, b, n) > 0)
+	if (tb_step(&s->te, p->ebs, over, 0, !r && pre != TB_RED, bytes, need) > 0)
 		return TB_YELLOW;
 	return r > 0 ? TB_GREEN : TB_RED;
 }

@@ -11,7 +11,11 @@
 # reapply: apply on an interface that has the profile already, the link
 #          rate alternating between two values so every run changes the
 #          tree and the configuration map;
-# remove:  the remove that follows each fresh apply.
+# remove:  the remove that follows each fresh apply;
+# agent:   the re-apply as the domain agent makes it, in a process that
+#          stays up (.output/bench/bench_apply: device opened, profile
+#          applied, device closed, timed inside the process), the rate
+#          alternating as for reapply.
 # Times are wall clock around the whole command, process start and nsenter
 # included, as an operator or a configuration tool sees them.
 #
@@ -101,6 +105,16 @@ fi
 series -1hook "$ONE_HOOK" $(((RUNS + 4) / 5))
 ops="$ops fresh-1hook reapply-1hook remove-1hook"
 
+BENCH_APPLY=${BENCH_APPLY:-$BENCH_TOP/.output/bench/bench_apply}
+if [ -x "$BENCH_APPLY" ]; then
+	src=$PROFILE
+	[ -f "$src" ] || src=$BENCH_TOP/tc-profiles/$PROFILE
+	qosctl_ns "$A" apply "$src" dev "$A_IF" rate 1gbit >/dev/null || exit 1
+	in_ns "$A" "$BENCH_APPLY" "$A_IF" "$src" 1gbit 2gbit "$RUNS" | sed 's/^/agent,/' >> "$raw"
+	qosctl_ns "$A" remove dev "$A_IF" >/dev/null
+	ops="$ops agent"
+fi
+
 # verified PROFILE RUNS: fresh applies with -v, one line per program
 # loaded: profile,run,program,verified_insns,load_ms.
 verified()
@@ -126,8 +140,9 @@ for pp in $(awk -F, 'NR > 1 { print $1 "," $3 }' "$vraw" | sort -u); do
 done
 
 sum=$OUT/apply-latency.csv
-csv_open "$sum" "op,runs,median_ms,p99_ms"
+csv_open "$sum" "op,runs,median_ms,p90_ms,p99_ms"
 for op in $ops; do
 	v=$(awk -F, -v op=$op '$1 == op { print $3 / 1000 }' "$raw")
-	echo "$op,$(echo "$v" | wc -l),$(echo "$v" | median),$(echo "$v" | percentile 99)" >> "$sum"
+	echo "$op,$(echo "$v" | wc -l),$(echo "$v" | median),$(echo "$v" | percentile 90)," \
+		"$(echo "$v" | percentile 99)" | tr -d ' ' >> "$sum"
 done

@@ -22,6 +22,7 @@
 #include <netlink/route/qdisc/fifo.h>
 #include <netlink/route/tc.h>
 
+#include "kernel/kfacts.h"
 #include "kernel/qdisc.h"
 #include "kernel/sched.h"
 #include "lib/util.h"
@@ -163,12 +164,68 @@ static const char *const probe_kinds[] = { "htb", "fq_codel", "prio", "tbf" };
  * or with PROBE_FAILED and the errno in the low bits. */
 #define PROBE_FAILED 0x80
 
+/* The probe: the kinds' bits, or -errno. */
+static int probe_fork(void)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		struct nl_sock *sk = NULL;
+		unsigned int k, bits = 0;
+		int ret = 0;
+
+		if (unshare(CLONE_NEWNET))
+			ret = errno;
+		else
+			ret = -qos_nl_open(&sk);
+		if (ret)
+			_exit(PROBE_FAILED | (ret & 0x7f));
+		/* lo is ifindex 1 in every new namespace; each probe
+		 * replaces the root the one before left, under a handle
+		 * of its own (a qdisc cannot be replaced by one of
+		 * another kind under the same handle). */
+		for (k = 0; k < ARRAY_SIZE(probe_kinds); k++)
+			if (!probe_qdisc(sk, probe_kinds[k], (k + 1) << 16))
+				bits |= 1U << k;
+		_exit(bits);
+	}
+	if (pid < 0)
+		return -errno;
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(status))
+		return -ECHILD;
+	if (WEXITSTATUS(status) & PROBE_FAILED)
+		return -(WEXITSTATUS(status) & ~PROBE_FAILED) ?: -EIO;
+	return WEXITSTATUS(status);
+}
+
+/* The kinds' bits: from the record of an earlier probe of this kernel
+ * (kernel/kfacts.c), else probed and recorded. */
+static int probe_kinds_bits(void)
+{
+	char kinds[64] = "";
+	uint32_t bits;
+	unsigned int k;
+	int ret;
+
+	for (k = 0; k < ARRAY_SIZE(probe_kinds); k++)
+		snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s",
+			 k ? "," : "", probe_kinds[k]);
+	if (!qos_kfacts_read(kinds, &bits))
+		return bits;
+	ret = probe_fork();
+	if (ret >= 0)
+		qos_kfacts_write(kinds, ret);
+	return ret;
+}
+
 int qos_qdisc_available(const char *kind)
 {
 	static int avail = -1;
 	unsigned int i;
-	int status;
-	pid_t pid;
 
 	for (i = 0; i < ARRAY_SIZE(probe_kinds); i++)
 		if (!strcmp(probe_kinds[i], kind))
@@ -176,36 +233,11 @@ int qos_qdisc_available(const char *kind)
 	if (i == ARRAY_SIZE(probe_kinds))
 		return 0;
 	if (avail < 0) {
-		pid = fork();
-		if (pid == 0) {
-			struct nl_sock *sk = NULL;
-			unsigned int k, bits = 0;
-			int ret = 0;
+		int ret = probe_kinds_bits();
 
-			if (unshare(CLONE_NEWNET))
-				ret = errno;
-			else
-				ret = -qos_nl_open(&sk);
-			if (ret)
-				_exit(PROBE_FAILED | (ret & 0x7f));
-			/* lo is ifindex 1 in every new namespace; each probe
-			 * replaces the root the one before left, under a handle
-			 * of its own (a qdisc cannot be replaced by one of
-			 * another kind under the same handle). */
-			for (k = 0; k < ARRAY_SIZE(probe_kinds); k++)
-				if (!probe_qdisc(sk, probe_kinds[k], (k + 1) << 16))
-					bits |= 1U << k;
-			_exit(bits);
-		}
-		if (pid < 0)
-			return -errno;
-		if (waitpid(pid, &status, 0) < 0)
-			return -errno;
-		if (!WIFEXITED(status))
-			return -ECHILD;
-		if (WEXITSTATUS(status) & PROBE_FAILED)
-			return -(WEXITSTATUS(status) & ~PROBE_FAILED) ?: -EIO;
-		avail = WEXITSTATUS(status);
+		if (ret < 0)
+			return ret;
+		avail = ret;
 	}
 	return !!(avail & 1 << i);
 }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * An apply as the domain agent makes it (user/domain/agent.c, dev_sync()):
+ * in a process that stays up, the device opened, the profile applied,
+ * the device closed, RUNS times with the link rate alternating between
+ * RATE1 and RATE2 so that every apply changes the tree and the
+ * configuration. One line per apply, "run,usec", on stdout: the time of
+ * those three calls, wall clock. scripts/bench/apply-latency.sh runs it
+ * as its "agent" operation.
+ *
+ * Usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+
+#include "kernel/dev.h"
+#include "model/profile.h"
+#include "lib/util.h"
+#include "txn/txn.h"
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t bps[2];
+	char err[512];
+	int i, runs;
+
+	if (argc != 6 || qos_parse_rate(argv[3], 0, &bps[0]) ||
+	    qos_parse_rate(argv[4], 0, &bps[1]) || (runs = atoi(argv[5])) <= 0) {
+		fprintf(stderr, "usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS\n");
+		return 2;
+	}
+	/* libbpf's messages stay quiet, as in qosctl without -v. */
+	libbpf_set_print(NULL);
+	for (i = 1; i <= runs; i++) {
+		long long t0 = now_us();
+		struct qos_dev dev;
+		int ret;
+
+		ret = qos_txn_open(&dev, argv[1], 0, err, sizeof(err));
+		if (!ret) {
+			ret = qos_txn_apply(&dev, argv[2], bps[i % 2], 0, NULL, QOS_QUEUES_PROFILE,
+					    QOS_TCX_KEEP, 0, err, sizeof(err));
+			qos_txn_close(&dev);
+		}
+		if (ret) {
+			fprintf(stderr, "bench_apply: %s\n", err);
+			return 1;
+		}
+		printf("%d,%lld\n", i, now_us() - t0);
+	}
+	return 0;
+}
