@@ -62,7 +62,7 @@ int qos_ingress(struct __sk_buff *skb)
 	if (!cfg)
 		return TC_ACT_UNSPEC;
 
-	ret = qos_parse_skb(skb, &pkt, cfg->tunnel_dscp);
+	ret = qos_parse_pkt(skb, &pkt, cfg->tunnel_dscp);
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
 		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
