@@ -159,7 +159,7 @@ int qos_egress(struct __sk_buff *skb)
 
 	/* Parsed even when the mark already holds a class: the counters are
 	 * per family. */
-	ret = qos_parse_pkt(skb, &pkt, cfg->tunnel_dscp);
+	ret = qos_parse_skb(skb, &pkt, cfg->tunnel_dscp);
 	if (ret != QOS_UNP_NONE) {
 		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
