@@ -51,13 +51,18 @@ progs()
 	done
 }
 
+# used_maps: the maps of those programs that hold state. A program's
+# .rodata (constants such as qos_rule_row, frozen at load) is its own: a
+# program loaded anew to join kept ones has a new one, freed with it.
 used_maps()
 {
-	local p
+	local p m
 
 	for p in $(progs); do
 		bpftool prog show id "$p" -j | jq '.map_ids[]'
-	done | sort -nu | tr '\n' ' '
+	done | sort -nu | while read -r m; do
+		bpftool map show id "$m" -j | jq -r 'select(.name | test("\\.rodata") | not) | .id'
+	done | tr '\n' ' '
 }
 
 links()

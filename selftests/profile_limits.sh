@@ -88,8 +88,8 @@ memory_estimate()
 {
 	# The estimate of what an apply takes: the rule table's share is 224 bytes
 	# per entry for the hashes when full (16-byte buckets in each family's
-	# table, a 192-byte element), and for the counters of every id 16
-	# (bucket) + 96 (element) + 16 (holder) + 16 per CPU.
+	# table, a 192-byte element), and for the hit counters 16 bytes per id
+	# per possible CPU (an array laid out [cpu][id]).
 	with_rules $RULES_MAX >"$dir/ceiling"
 	# Possible CPUs, as libbpf counts them: "0-3,8-11".
 	cpus=$(awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); n += r[2] == "" ? 1 : r[2] - r[1] + 1 } }
@@ -97,7 +97,7 @@ memory_estimate()
 	out=$("$QOSCTL" validate "$dir/ceiling" 2>&1)
 	check_err $? "$out"
 	want="kernel memory: [0-9]+\.[0-9] MiB per interface on $cpus CPUs \(rule table of $RULES_MAX: "
-	want+="hash 448\.0 MiB full, counters $((256 + 32 * cpus))\.0 MiB, "
+	want+="hash 448\.0 MiB full, counters $((32 * cpus))\.0 MiB, "
 	want+="policers [0-9]+\.[0-9] MiB if each rule has one; other maps [0-9]+\.[0-9] MiB\)"
 	[[ "$(sed -n 2p <<<"$out")" =~ ^$want$ ]]
 	check_err $? "got: '$out'; want a second line matching '$want'"
