@@ -155,6 +155,20 @@ TEST(integers)
 	}
 }
 
+/* The rows of the [cpu][id] hit counters: the last id of the possible
+ * CPUs' list + 1, holes included. */
+TEST(cpulist_rows)
+{
+	EXPECT_EQ(1, qos_cpulist_rows("0"));
+	EXPECT_EQ(2, qos_cpulist_rows("0-1"));
+	EXPECT_EQ(12, qos_cpulist_rows("0-3,8-11"));
+	EXPECT_EQ(3, qos_cpulist_rows("0,2"));
+	EXPECT_EQ(-EINVAL, qos_cpulist_rows(""));
+	EXPECT_EQ(-EINVAL, qos_cpulist_rows("0-"));
+	EXPECT_EQ(-EINVAL, qos_cpulist_rows("0-3x"));
+	EXPECT_EQ(-EINVAL, qos_cpulist_rows("0-99999999"));
+}
+
 TEST(dscp_names)
 {
 	static const struct {

@@ -82,7 +82,7 @@ QOS_RULES_MAP(struct qos_rule_key4) qos_rules4 SEC(".maps") __weak;
  * array's element, but the array is one allocation: a per-CPU array takes
  * one per-CPU allocation per element when it is created (67 ms for the
  * default 65536, 0.9 s for 2^20), this one a zeroed area (16 bytes per id
- * per possible CPU, a few ms). qosctl sizes it (qos_rule_maps_size()) to the possible CPUs times
+ * per possible CPU, a few ms). qosctl sizes it (qos_rule_maps_size()) to the possible CPU ids times
  * the rule table and sets qos_rule_row to the table's size; as built, the
  * row is 0 and every CPU adds to one row (for tests on one CPU at a time).
  */

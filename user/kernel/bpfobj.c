@@ -170,13 +170,40 @@ static struct bpf_map *skel_map(struct qos *skel, int idx)
 	return maps[idx];
 }
 
+/*
+ * Rows of qos_rule_stats: one per CPU id the kernel may run a program on.
+ * The program indexes a row by bpf_get_smp_processor_id(), so a possible
+ * mask with holes ("0-3,8-11") needs rows up to its last id, more than
+ * libbpf_num_possible_cpus(), which counts the CPUs.
+ */
+int qos_cpu_rows(void)
+{
+	static int rows;
+	char buf[4096];
+	FILE *f;
+
+	if (rows > 0)
+		return rows;
+	f = fopen("/sys/devices/system/cpu/possible", "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	rows = qos_cpulist_rows(buf);
+	return rows;
+}
+
 int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries)
 {
-	int ncpu = libbpf_num_possible_cpus();
+	int ncpu = qos_cpu_rows();
 
 	if (ncpu < 0)
 		return ncpu;
-	/* A row of hit counters per possible CPU (bpf/lib/maps.h). */
+	/* A row of hit counters per possible CPU id (bpf/lib/maps.h). */
 	if ((uint64_t)ncpu * rule_entries > UINT32_MAX)
 		return -E2BIG;
 	skel->rodata->qos_rule_row = rule_entries;

@@ -92,6 +92,8 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 struct qos;
 /* Size the rule tables, their hit counters and their policers of an opened
  * skeleton. */
+/* Rows of the [cpu][id] hit counters: the highest possible CPU id + 1. */
+int qos_cpu_rows(void);
 int qos_rule_maps_size(struct qos *skel, uint32_t rule_entries);
 
 /*

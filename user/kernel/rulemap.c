@@ -218,7 +218,7 @@ static void delete_rule(const struct qos_rule_maps *m, const struct qos_rule *r)
 
 int qos_rule_hits(const struct qos_rule_maps *m, uint32_t id, struct qos_ctr *sum)
 {
-	int ncpu = libbpf_num_possible_cpus(), cpu;
+	int ncpu = qos_cpu_rows(), cpu;
 	struct qos_ctr c;
 
 	if (ncpu < 0)
@@ -239,7 +239,7 @@ int qos_rule_hits(const struct qos_rule_maps *m, uint32_t id, struct qos_ctr *su
  * one a rule left (qos_rules_stage()). */
 static int zero_stats(const struct qos_rule_maps *m, uint32_t id)
 {
-	int ncpu = libbpf_num_possible_cpus(), cpu;
+	int ncpu = qos_cpu_rows(), cpu;
 	const struct qos_ctr z = {};
 
 	if (ncpu < 0)

@@ -355,3 +355,26 @@ uint64_t qos_boottime_ns(void)
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
+
+/*
+ * The highest CPU id in @list, a cpulist ("0-3,8-11", ranges in ascending
+ * order: Documentation/admin-guide/cputopology.rst), plus one; -EINVAL if
+ * it is not one.
+ */
+int qos_cpulist_rows(const char *list)
+{
+	const char *last = strrchr(list, ','), *dash;
+	unsigned long id;
+	char *end;
+
+	last = last ? last + 1 : list;
+	dash = strchr(last, '-');
+	last = dash ? dash + 1 : last;
+	if (*last < '0' || *last > '9')
+		return -EINVAL;
+	errno = 0;
+	id = strtoul(last, &end, 10);
+	if (errno || *end || id >= 1U << 20)
+		return -EINVAL;
+	return id + 1;
+}

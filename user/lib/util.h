@@ -94,6 +94,8 @@ bool qos_fail_point(const char *step);
 /* CLOCK_BOOTTIME in ns: the clock of bpf_ktime_get_boot_ns(), and of
  * deadlines that must not move with the wall clock. */
 uint64_t qos_boottime_ns(void);
+/* The highest CPU id of a cpulist ("0-3,8-11") + 1, or -EINVAL. */
+int qos_cpulist_rows(const char *list);
 
 const char *qos_fmt_rate(uint64_t bps, char *buf, size_t len);
 
