@@ -609,11 +609,11 @@ static uint64_t memlock(struct bpf_map *map)
  * created, 16 bytes per id per CPU, the estimate @est but for the header.
  */
 static void rule_stats_mem(struct __test_metadata *_metadata, struct bpf_map *map,
-			   uint32_t entries, int ncpus, uint64_t est)
+			   uint32_t entries, int rows, uint64_t est)
 {
 	uint64_t mem = memlock(map);
 
-	EXPECT_EQ((uint64_t)entries * ncpus * 16, est);
+	EXPECT_EQ((uint64_t)entries * rows * 16, est);
 	EXPECT_LE(est, mem);
 	EXPECT_LE(mem - est, MAP_HDR_MAX);
 }
@@ -660,7 +660,7 @@ TEST(mem_estimate)
 	static struct qos_profile prof;
 	struct qos_rule_val val = {};
 	struct qos_rule_key key = {};
-	int ncpus = libbpf_num_possible_cpus();
+	int ncpus = libbpf_num_possible_cpus(), rows = qos_cpu_rows();
 	uint64_t empty, full, elem, est, counters, other;
 	int inner;
 	struct qos_profile_mem m;
@@ -673,7 +673,8 @@ TEST(mem_estimate)
 	/* Small enough to fill in a moment; the sizes scale linearly. */
 	prof.rule_entries = 4096;
 	ASSERT_GT(ncpus, 0);
-	est = qos_mem_bytes(prof.rule_entries, ncpus, &m);
+	ASSERT_GE(rows, ncpus);
+	est = qos_mem_bytes(prof.rule_entries, ncpus, rows, &m);
 	EXPECT_EQ(est, m.rule_hash + m.rule_stats + m.rule_police + m.counters + m.other);
 
 	skel = qos__open();
@@ -714,7 +715,7 @@ TEST(mem_estimate)
 	EXPECT_LE(memlock(skel->maps.qos_rules4) - empty, elem * prof.rule_entries);
 	EXPECT_EQ(prof.rule_entries * (16 + 16 + 192), m.rule_hash);
 
-	rule_stats_mem(_metadata, skel->maps.qos_rule_stats, prof.rule_entries, ncpus,
+	rule_stats_mem(_metadata, skel->maps.qos_rule_stats, prof.rule_entries, rows,
 		       m.rule_stats);
 	rule_police_mem(_metadata, skel->maps.qos_rule_pols, prof.rule_entries, m.rule_police);
 

@@ -70,7 +70,8 @@ static uint64_t hash_bytes(uint64_t entries, size_t key, size_t value)
 				      KERN_LLIST_NODE);
 }
 
-uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem *mem)
+uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, int rows,
+		       struct qos_profile_mem *mem)
 {
 	struct qos_profile_mem m;
 
@@ -79,8 +80,9 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, struct qos_profile_mem 
 	m.rule_hash = hash_bytes(rule_entries, sizeof(struct qos_rule_key),
 				 sizeof(struct qos_rule_val)) +
 		      buckets_bytes(rule_entries);
-	/* Hit counters: a row of the table's size per possible CPU. */
-	m.rule_stats = array_bytes((uint64_t)rule_entries * ncpus, sizeof(struct qos_ctr));
+	/* Hit counters: a row of the table's size per possible CPU id,
+	 * holes in the possible mask included (qos_cpu_rows()). */
+	m.rule_stats = array_bytes((uint64_t)rule_entries * rows, sizeof(struct qos_ctr));
 	/* Every rule with a policer of its own, as a reservation has. */
 	m.rule_police = hash_bytes(rule_entries, sizeof(uint32_t), sizeof(struct qos_rule_policer));
 	m.counters = percpu_array_bytes(QOS_STATS_ENTRIES + QOS_UNPARSED_ENTRIES,

@@ -226,16 +226,16 @@ void qos_print_applied(FILE *f, const char *ifname, const struct qos_cfg *cfg)
 
 static void print_mem(struct qos_pr *p, const char *prefix, uint32_t rule_entries)
 {
-	int ncpus = libbpf_num_possible_cpus();
+	int ncpus = libbpf_num_possible_cpus(), rows = qos_cpu_rows();
 	struct qos_profile_mem m;
 	uint64_t total;
 
-	if (ncpus < 0) {
+	if (ncpus < 0 || rows < 0) {
 		qos_pr_text(p, "%skernel memory: unknown (possible CPUs: %s)\n", prefix,
-			    strerror(-ncpus));
+			    strerror(ncpus < 0 ? -ncpus : -rows));
 		return;
 	}
-	total = qos_mem_bytes(rule_entries, ncpus, &m);
+	total = qos_mem_bytes(rule_entries, ncpus, rows, &m);
 	qos_pr_text(p, "%skernel memory: %.1f MiB per interface on %d CPUs (rule table of %u: "
 		    "hash %.1f MiB full, counters %.1f MiB, policers %.1f MiB if each rule has one; "
 		    "other maps %.1f MiB)\n", prefix,
