@@ -558,7 +558,7 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 		qos_progs_close(&other);
 	}
 	/* Programs of a build before the meta had a map of its own lack
-	 * qos_meta: theirs, with no configuration qosctl reads, to replace. */
+	 * qos_meta: the meta is in their value (qos_cfg_get()). */
 	for (m = 0; m < QOS_MAP_MAX && !ret; m++)
 		if (out->map[m] < 0 && m != QOS_MAP_META)
 			ret = -EPROTO;
@@ -601,7 +601,6 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 			continue;
 		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
 		if (ours && !prog_maps(p.prog[d], &p) && p.map[QOS_MAP_CFG] >= 0 &&
-		    p.map[QOS_MAP_META] >= 0 &&
 		    !qos_cfg_get(p.map[QOS_MAP_CFG], p.map[QOS_MAP_META], cfg, NULL) &&
 		    cfg->meta.version == QOS_META_VERSION) {
 			*meta = cfg->meta;
@@ -830,8 +829,8 @@ uint32_t qos_cfg_inner_id(int outer)
 	return id;
 }
 
-/* The data-path value of the inner map @fd, if it has our size. */
-static int cfg_read(int fd, struct qos_cfg *cfg)
+/* The value of the inner map @fd, if it has @size bytes. */
+static int cfg_read(int fd, struct qos_cfg *cfg, uint32_t size)
 {
 	struct bpf_map_info info = {};
 	uint32_t zero = 0, len = sizeof(info);
@@ -839,7 +838,7 @@ static int cfg_read(int fd, struct qos_cfg *cfg)
 	/* Another build's value may be larger than ours: never read it. */
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	if (info.value_size != QOS_CFG_DP_SIZE)
+	if (info.value_size != size)
 		return -EPROTO;
 	return bpf_map_lookup_elem(fd, &zero, cfg) ? -errno : 0;
 }
@@ -864,13 +863,15 @@ int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg, int *inner_fd)
 	id = qos_cfg_inner_id(outer);
 	if (!id)
 		return -ENOENT;
-	if (meta < 0)
-		return -EPROTO;	/* another build's: see qos_progs_find() */
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
-	ret = cfg_read(fd, cfg);
-	ret = ret ?: meta_get(meta, cfg);
+	/* Programs without a meta map are of a build that kept the meta in
+	 * the value, at the same place: read it whole, to replace them. */
+	if (meta < 0)
+		ret = cfg_read(fd, cfg, sizeof(*cfg));
+	else
+		ret = cfg_read(fd, cfg, QOS_CFG_DP_SIZE) ?: meta_get(meta, cfg);
 	if (ret || !inner_fd)
 		close(fd);
 	else
@@ -929,7 +930,7 @@ static bool cfg_same(int outer, const struct qos_cfg *cfg)
 	if (fd < 0)
 		return false;
 	now = malloc(sizeof(*now));
-	same = now && !cfg_read(fd, now) && !memcmp(now, cfg, QOS_CFG_DP_SIZE);
+	same = now && !cfg_read(fd, now, QOS_CFG_DP_SIZE) && !memcmp(now, cfg, QOS_CFG_DP_SIZE);
 	free(now);
 	close(fd);
 	return same;

@@ -228,10 +228,6 @@ int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen)
 		return ret;
 	}
 	dev->applied = true;
-	/* Programs of a build that kept the meta in the configuration:
-	 * theirs, not ours to read; an apply replaces them. */
-	if (dev->cur.map[QOS_MAP_META] < 0)
-		return 0;
 	ret = qos_cfg_get(dev->cur.map[QOS_MAP_CFG], dev->cur.map[QOS_MAP_META], &dev->cfg, NULL);
 	if (ret == -ENOENT)
 		return 0;	/* loaded, never configured: an apply that died */
