@@ -3,8 +3,9 @@
  * An apply as the domain agent makes it (user/domain/agent.c, dev_sync()):
  * in a process that stays up, the device opened, the profile applied,
  * the device closed, RUNS times with the link rate alternating between
- * RATE1 and RATE2 so that every apply changes the qdisc tree (the rate is meta: no configuration swap). With PROFILE2,
- * odd runs apply PROFILE2 instead of PROFILE, which should differ in what
+ * RATE1 and RATE2 so that every apply changes the qdisc tree (the rate
+ * is meta: no configuration swap). With PROFILE2, odd runs apply
+ * PROFILE2 instead of PROFILE, which should differ in what
  * the programs read (a DSCP mapping), so that every apply swaps the
  * configuration too. One line per apply, "run,usec", on stdout: the time
  * of those three calls, wall clock. scripts/bench/apply-latency.sh runs it
