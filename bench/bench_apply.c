@@ -3,12 +3,15 @@
  * An apply as the domain agent makes it (user/domain/agent.c, dev_sync()):
  * in a process that stays up, the device opened, the profile applied,
  * the device closed, RUNS times with the link rate alternating between
- * RATE1 and RATE2 so that every apply changes the tree and the
- * configuration. One line per apply, "run,usec", on stdout: the time of
- * those three calls, wall clock. scripts/bench/apply-latency.sh runs it
- * as its "agent" operation.
+ * RATE1 and RATE2 so that every apply changes the qdisc tree (the rate
+ * is meta: no configuration swap). With PROFILE2, odd runs apply
+ * PROFILE2 instead of PROFILE, which should differ in what
+ * the programs read (a DSCP mapping), so that every apply swaps the
+ * configuration too. One line per apply, "run,usec", on stdout: the time
+ * of those three calls, wall clock. scripts/bench/apply-latency.sh runs it
+ * as its "agent" and "agent-dp" operations.
  *
- * Usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS
+ * Usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS [PROFILE2]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +38,9 @@ int main(int argc, char **argv)
 	char err[512];
 	int i, runs;
 
-	if (argc != 6 || qos_parse_rate(argv[3], 0, &bps[0]) ||
+	if ((argc != 6 && argc != 7) || qos_parse_rate(argv[3], 0, &bps[0]) ||
 	    qos_parse_rate(argv[4], 0, &bps[1]) || (runs = atoi(argv[5])) <= 0) {
-		fprintf(stderr, "usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS\n");
+		fprintf(stderr, "usage: bench_apply DEV PROFILE RATE1 RATE2 RUNS [PROFILE2]\n");
 		return 2;
 	}
 	/* libbpf's messages stay quiet, as in qosctl without -v. */
@@ -49,8 +52,9 @@ int main(int argc, char **argv)
 
 		ret = qos_txn_open(&dev, argv[1], 0, err, sizeof(err));
 		if (!ret) {
-			ret = qos_txn_apply(&dev, argv[2], bps[i % 2], 0, NULL, QOS_QUEUES_PROFILE,
-					    QOS_TCX_KEEP, 0, err, sizeof(err));
+			ret = qos_txn_apply(&dev, argc == 7 && i % 2 ? argv[6] : argv[2], bps[i % 2],
+					    0, NULL, QOS_QUEUES_PROFILE, QOS_TCX_KEEP, 0, err,
+					    sizeof(err));
 			qos_txn_close(&dev);
 		}
 		if (ret) {

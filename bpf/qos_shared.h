@@ -131,12 +131,15 @@ struct qos_rule_set {
 
 /*
  * The configuration of one device: what the data path reads once per packet
- * (everything up to the rule shapes) and what qosctl installed (meta, never
- * read by the data path). It is never written in place: qosctl writes a new
- * value into a new one-entry array and swaps that array into the qos_cfg
- * array-of-maps slot, which the kernel does only after every program that
- * could still see the old array has finished (see Documentation/design.rst),
- * so a packet sees one configuration whole, old or new.
+ * (everything before meta) and what qosctl installed (meta and ifb, never
+ * read by the data path). The data-path part, QOS_CFG_DP_SIZE bytes, is never
+ * written in place: qosctl writes a new value into a new one-entry array and
+ * swaps that array into the qos_cfg array-of-maps slot, which the kernel
+ * does only after every program that could still see the old array has
+ * finished (see Documentation/design.rst), so a packet sees one
+ * configuration whole, old or new. A change that leaves the data-path part
+ * as it is swaps nothing. The meta and ifb live in the qos_meta map (struct
+ * qos_meta_rec), which only qosctl reads and writes.
  *
  * mark_mask/mark_shift: where the class travels in skb->mark, so that other
  * fwmark users keep their bits. classid[]: the qdisc class (major:minor, as
@@ -179,6 +182,22 @@ struct qos_cfg {
 	struct qos_meta meta;
 	/* The IFB's tree, as meta is the egress tree's: rate_bps 0 = no
 	 * download shaping. Never read by the data path. */
+	struct qos_meta ifb;
+};
+
+/* The bytes of struct qos_cfg the programs read: the inner array's value. */
+#define QOS_CFG_DP_SIZE	__builtin_offsetof(struct qos_cfg, meta)
+
+/*
+ * The meta of struct qos_cfg, in the one entry of the qos_meta array: bound
+ * to the programs, never read by them. qosctl writes and reads it whole with
+ * BPF_F_LOCK, so that a reader without the device lock (show, the exporter)
+ * never sees half of a write.
+ */
+struct qos_meta_rec {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct qos_meta meta;
 	struct qos_meta ifb;
 };
 

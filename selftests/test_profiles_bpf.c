@@ -731,10 +731,10 @@ TEST(mem_estimate)
 	inner = qos_cfg_new(&(struct qos_cfg){});
 	ASSERT_LE(0, inner);
 	other = memlock(skel->maps.qos_cfg) + memlock_fd(inner) +
-		memlock(skel->maps.qos_policers);
+		memlock(skel->maps.qos_meta) + memlock(skel->maps.qos_policers);
 	close(inner);
 	EXPECT_LE(m.other, other);
-	EXPECT_LE(other - m.other, 3 * MAP_HDR_MAX);
+	EXPECT_LE(other - m.other, 4 * MAP_HDR_MAX);
 	qos__destroy(skel);
 	qos_profile_free(&prof);
 }

@@ -13,7 +13,8 @@
 
 /*
  * The configuration lives in a one-entry array held in the one slot of
- * qos_cfg; qosctl replaces the inner array whole (struct qos_cfg). An empty
+ * qos_cfg; qosctl replaces the inner array whole (the first QOS_CFG_DP_SIZE
+ * bytes of struct qos_cfg, all the programs read of it). An empty
  * slot (programs loaded, not yet configured) leaves every packet alone.
  */
 /* Sizes, not BTF types: the programs reach struct qos_cfg only through the
@@ -22,7 +23,7 @@ struct qos_cfg_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct qos_cfg));
+	__uint(value_size, QOS_CFG_DP_SIZE);
 };
 
 struct {
@@ -31,6 +32,15 @@ struct {
 	__type(key, __u32);
 	__array(values, struct qos_cfg_inner);
 } qos_cfg SEC(".maps") __weak;
+
+/* What qosctl installed (struct qos_meta_rec): the programs never read it;
+ * qosctl binds it to them so that it is found through them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct qos_meta_rec);
+} qos_meta SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -16,6 +16,12 @@
 #          stays up (.output/bench/bench_apply: device opened, profile
 #          applied, device closed, timed inside the process), the rate
 #          alternating as for reapply.
+# A rate is meta, which the programs never read: reapply and agent change
+# the tree and swap no configuration (design.rst, "The configuration,
+# switched whole"). reapply-dp and agent-dp change what the programs read
+# too: the profile alternates with a copy of it whose DSCP 10 is mapped to
+# the class of DSCP 8 (BENCH_PROFILE must map DSCP 8 with "dscp = 8"), so
+# every run swaps the configuration.
 # Times are wall clock around the whole command, process start and nsenter
 # included, as an operator or a configuration tool sees them.
 #
@@ -105,14 +111,39 @@ fi
 series -1hook "$ONE_HOOK" $(((RUNS + 4) / 5))
 ops="$ops fresh-1hook reapply-1hook remove-1hook"
 
+# The data-path change: PROFILE and DP_PROFILE in turn, the rate kept.
+src=$PROFILE
+[ -f "$src" ] || src=$BENCH_TOP/tc-profiles/$PROFILE
+DP_PROFILE=$(mktemp)
+defer rm -f "$DP_PROFILE"
+sed 's/^dscp = 8$/dscp = 8, 10/' "$src" >"$DP_PROFILE"
+if cmp -s "$src" "$DP_PROFILE"; then
+	echo "apply-latency: $PROFILE has no 'dscp = 8' line: no reapply-dp/agent-dp" >&2
+	DP_PROFILE=
+else
+	qosctl_ns "$A" apply "$src" dev "$A_IF" rate 1gbit >/dev/null || exit 1
+	for ((i = 1; i <= RUNS; i++)); do
+		p=$src
+		[ $((i % 2)) -eq 1 ] && p=$DP_PROFILE
+		echo "reapply-dp,$i,$(timed qosctl_ns "$A" apply "$p" dev "$A_IF" rate 1gbit)" >> "$raw"
+	done
+	qosctl_ns "$A" remove dev "$A_IF" >/dev/null
+	ops="$ops reapply-dp"
+fi
+
 BENCH_APPLY=${BENCH_APPLY:-$BENCH_TOP/.output/bench/bench_apply}
 if [ -x "$BENCH_APPLY" ]; then
 	src=$PROFILE
 	[ -f "$src" ] || src=$BENCH_TOP/tc-profiles/$PROFILE
 	qosctl_ns "$A" apply "$src" dev "$A_IF" rate 1gbit >/dev/null || exit 1
 	in_ns "$A" "$BENCH_APPLY" "$A_IF" "$src" 1gbit 2gbit "$RUNS" | sed 's/^/agent,/' >> "$raw"
-	qosctl_ns "$A" remove dev "$A_IF" >/dev/null
 	ops="$ops agent"
+	if [ -n "$DP_PROFILE" ]; then
+		in_ns "$A" "$BENCH_APPLY" "$A_IF" "$src" 1gbit 1gbit "$RUNS" "$DP_PROFILE" |
+			sed 's/^/agent-dp,/' >> "$raw"
+		ops="$ops agent-dp"
+	fi
+	qosctl_ns "$A" remove dev "$A_IF" >/dev/null
 fi
 
 # verified PROFILE RUNS: fresh applies with -v, one line per program

@@ -41,6 +41,7 @@ static const char *const map_names[QOS_MAP_MAX] = {
 	[QOS_MAP_POLICE_STATS] = "qos_police_stats",
 	[QOS_MAP_RULES4] = "qos_rules4",
 	[QOS_MAP_RULE_POLS] = "qos_rule_pols",
+	[QOS_MAP_META] = "qos_meta",
 };
 
 static const char *const prog_names[QOS_DIR_MAX] = { "qos_ingress", "qos_egress" };
@@ -165,6 +166,7 @@ static struct bpf_map *skel_map(struct qos *skel, int idx)
 		skel->maps.qos_cfg, skel->maps.qos_stats, skel->maps.qos_unparsed,
 		skel->maps.qos_rules, skel->maps.qos_rule_stats, skel->maps.qos_policers,
 		skel->maps.qos_police_stats, skel->maps.qos_rules4, skel->maps.qos_rule_pols,
+		skel->maps.qos_meta,
 	};
 
 	return maps[idx];
@@ -555,8 +557,10 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 		ret = ret ?: maps_merge(out, &other);
 		qos_progs_close(&other);
 	}
+	/* Programs of a build before the meta had a map of its own lack
+	 * qos_meta: the meta is in their value (qos_cfg_get()). */
 	for (m = 0; m < QOS_MAP_MAX && !ret; m++)
-		if (out->map[m] < 0)
+		if (out->map[m] < 0 && m != QOS_MAP_META)
 			ret = -EPROTO;
 	if (ret)
 		goto maps;
@@ -597,7 +601,7 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 			continue;
 		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
 		if (ours && !prog_maps(p.prog[d], &p) && p.map[QOS_MAP_CFG] >= 0 &&
-		    !qos_cfg_get(p.map[QOS_MAP_CFG], cfg, NULL) &&
+		    !qos_cfg_get(p.map[QOS_MAP_CFG], p.map[QOS_MAP_META], cfg, NULL) &&
 		    cfg->meta.version == QOS_META_VERSION) {
 			*meta = cfg->meta;
 			*ifb_ifindex = cfg->ifb_ifindex;
@@ -825,11 +829,36 @@ uint32_t qos_cfg_inner_id(int outer)
 	return id;
 }
 
-int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd)
+/* The value of the inner map @fd, if it has @size bytes. */
+static int cfg_read(int fd, struct qos_cfg *cfg, uint32_t size)
 {
 	struct bpf_map_info info = {};
-	uint32_t zero = 0, id, len = sizeof(info);
-	int fd, ret = 0;
+	uint32_t zero = 0, len = sizeof(info);
+
+	/* Another build's value may be larger than ours: never read it. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size != size)
+		return -EPROTO;
+	return bpf_map_lookup_elem(fd, &zero, cfg) ? -errno : 0;
+}
+
+static int meta_get(int meta, struct qos_cfg *cfg)
+{
+	struct qos_meta_rec rec;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem_flags(meta, &zero, &rec, BPF_F_LOCK))
+		return -errno;
+	cfg->meta = rec.meta;
+	cfg->ifb = rec.ifb;
+	return 0;
+}
+
+int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg, int *inner_fd)
+{
+	uint32_t id;
+	int fd, ret;
 
 	id = qos_cfg_inner_id(outer);
 	if (!id)
@@ -837,13 +866,12 @@ int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd)
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
-	/* Another build's value may be larger than ours: never read it. */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		ret = -errno;
-	else if (info.value_size != sizeof(*cfg))
-		ret = -EPROTO;
-	else if (bpf_map_lookup_elem(fd, &zero, cfg))
-		ret = -errno;
+	/* Programs without a meta map are of a build that kept the meta in
+	 * the value, at the same place: read it whole, to replace them. */
+	if (meta < 0)
+		ret = cfg_read(fd, cfg, sizeof(*cfg));
+	else
+		ret = cfg_read(fd, cfg, QOS_CFG_DP_SIZE) ?: meta_get(meta, cfg);
 	if (ret || !inner_fd)
 		close(fd);
 	else
@@ -856,7 +884,7 @@ int qos_cfg_new(const struct qos_cfg *cfg)
 	uint32_t zero = 0;
 	int fd, ret;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "qos_cfg_value", sizeof(zero), sizeof(*cfg), 1,
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "qos_cfg_value", sizeof(zero), QOS_CFG_DP_SIZE, 1,
 			    NULL);
 	if (fd < 0)
 		return -errno;
@@ -879,6 +907,48 @@ int qos_cfg_put(int outer, int inner_fd)
 	uint32_t zero = 0;
 
 	return bpf_map_update_elem(outer, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
+}
+
+int qos_meta_put(int meta, const struct qos_cfg *cfg)
+{
+	struct qos_meta_rec rec = { .meta = cfg->meta, .ifb = cfg->ifb };
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(meta, &zero, &rec, BPF_F_LOCK) ? -errno : 0;
+}
+
+/* Does the slot of @outer hold @cfg's data-path value already? */
+static bool cfg_same(int outer, const struct qos_cfg *cfg)
+{
+	struct qos_cfg *now;
+	uint32_t id;
+	bool same;
+	int fd;
+
+	id = qos_cfg_inner_id(outer);
+	fd = id ? bpf_map_get_fd_by_id(id) : -1;
+	if (fd < 0)
+		return false;
+	now = malloc(sizeof(*now));
+	same = now && !cfg_read(fd, now, QOS_CFG_DP_SIZE) && !memcmp(now, cfg, QOS_CFG_DP_SIZE);
+	free(now);
+	close(fd);
+	return same;
+}
+
+int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, bool *swapped)
+{
+	int inner, ret = 0;
+
+	*swapped = !cfg_same(p->map[QOS_MAP_CFG], cfg);
+	if (*swapped) {
+		inner = qos_cfg_new(cfg);
+		if (inner < 0)
+			return inner;
+		ret = qos_cfg_put(p->map[QOS_MAP_CFG], inner);
+		close(inner);
+	}
+	return ret ?: qos_meta_put(p->map[QOS_MAP_META], cfg);
 }
 
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)

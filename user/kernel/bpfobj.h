@@ -33,6 +33,7 @@ enum qos_map_idx {
 	QOS_MAP_POLICE_STATS,
 	QOS_MAP_RULES4,
 	QOS_MAP_RULE_POLS,
+	QOS_MAP_META,
 	QOS_MAP_MAX,
 };
 
@@ -144,15 +145,26 @@ int qos_progs_detach(int ifindex, const uint32_t prog_id[QOS_DIR_MAX]);
 int qos_clsact_destroy_if_empty(int ifindex);
 
 /*
- * The configuration: read the value in the slot of @outer (-ENOENT if the
- * slot is empty; *inner_fd, if not NULL, receives an fd of the inner map),
- * make a new inner map holding @cfg, put an inner map in the slot. The
- * kernel returns from the last only once no program can still be running
- * with the inner map it replaced.
+ * The configuration: read the data-path value in the slot of @outer and the
+ * meta in @meta (-1: programs of a build that kept the meta in the value;
+ * -ENOENT if the slot is empty; *inner_fd, if not NULL,
+ * receives an fd of the inner map), make a new inner map holding the
+ * data-path part of @cfg, put an inner map in the slot. The kernel returns
+ * from the last only once no program can still be running with the inner
+ * map it replaced.
  */
-int qos_cfg_get(int outer, struct qos_cfg *cfg, int *inner_fd);
+int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg, int *inner_fd);
 int qos_cfg_new(const struct qos_cfg *cfg);
 int qos_cfg_put(int outer, int inner_fd);
+/* Write the meta of @cfg into @meta, whole (BPF_F_LOCK). */
+int qos_meta_put(int meta, const struct qos_cfg *cfg);
+/*
+ * Make @cfg the configuration of the programs @p: swap a new inner map in
+ * unless the one in the slot holds the same data-path value (*swapped
+ * says which), then write the meta. Once it returns, every packet is
+ * handled with @cfg's data-path value.
+ */
+int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, bool *swapped);
 /* Id of the inner map in the slot of @outer, 0 if empty. */
 uint32_t qos_cfg_inner_id(int outer);
 

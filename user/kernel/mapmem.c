@@ -90,8 +90,9 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, int rows,
 		     percpu_array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_police_ctrs),
 					ncpus);
 	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte
-	 * pointer) and the one-entry array it holds. */
-	m.other = array_bytes(1, sizeof(uint64_t)) + array_bytes(1, sizeof(struct qos_cfg)) +
+	 * pointer), the one-entry array it holds and the meta beside it. */
+	m.other = array_bytes(1, sizeof(uint64_t)) + array_bytes(1, QOS_CFG_DP_SIZE) +
+		  array_bytes(1, sizeof(struct qos_meta_rec)) +
 		  array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_policer));
 	if (mem)
 		*mem = m;

@@ -385,13 +385,14 @@ static int stage(struct install *in, const struct qos_progs *held, char *err, si
 /* Step 5: the configuration, returning the id of the inner map put in. */
 static int put_cfg(struct install *in, uint32_t *inner_id, char *err, size_t errlen)
 {
-	int inner, ret;
+	bool swapped;
+	int ret;
 
-	inner = qos_cfg_new(&in->next->cfg);
-	ret = inner < 0 ? inner : qos_cfg_put(in->target.map[QOS_MAP_CFG], inner);
+	ret = qos_cfg_set(&in->target, &in->next->cfg, &swapped);
 	*inner_id = ret ? 0 : qos_cfg_inner_id(in->target.map[QOS_MAP_CFG]);
-	if (inner >= 0)
-		close(inner);
+	if (!ret)
+		qos_dbg("dev %s: configuration %s (inner map %u)", in->dev->name,
+			swapped ? "swapped" : "unchanged for the data path, not swapped", *inner_id);
 	if (ret)
 		snprintf(err, errlen, "writing the configuration: %s", strerror(-ret));
 	return ret;
