@@ -2,9 +2,11 @@
 /*
  * The price of one rule-table lookup by map layout, through
  * BPF_PROG_TEST_RUN: the rule hash with its one 48-byte key for both
- * families, a hash per family with a shorter key, and an LPM trie per
- * family (bench/lookup.bpf.c), at 1, 1k, 64k and 1M entries per family,
- * all in the same run and taking turns batch by batch. Every packet hits
+ * families, a hash per family with a shorter key, an LPM trie per family,
+ * and a hash per family keyed as the rule tables are or could be (IPv4's
+ * 20 bytes; IPv6's two addresses and a shape-id word in 36), see
+ * bench/lookup.bpf.c, at 1, 1k, 64k and 1M entries per family, all in the
+ * same run and taking turns batch by batch. Every packet hits
  * the entry in the middle of the table (its source address, exact); the
  * tries also hold a covering prefix (10.0.0.0/8, 2001:db8::/32), so they
  * choose between two matches as a prefix table would.
@@ -30,10 +32,17 @@
 #include "pkt.h"
 #include "qos_common.h"
 
-enum { V_EMPTY, V_KEY48_4, V_SHORT_4, V_LPM_4, V_KEY48_6, V_SHORT_6, V_LPM_6, V_MAX };
+enum {
+	V_EMPTY,
+	V_KEY48_4, V_SHORT_4, V_LPM_4, V_KEYED_4,
+	V_KEY48_6, V_SHORT_6, V_LPM_6, V_KEYED_6,
+	V_MAX
+};
+#define V_COLS		(V_KEY48_6 - V_KEY48_4)
 
 static const char *const prog_names[V_MAX] = {
-	NULL, "key48_v4", "short_v4", "lpm_v4", "key48_v6", "short_v6", "lpm_v6",
+	NULL, "key48_v4", "short_v4", "lpm_v4", "keyed_v4",
+	"key48_v6", "short_v6", "lpm_v6", "keyed_v6",
 };
 
 static const uint32_t levels[] = { 1, 1000, 65536, 1 << 20 };
@@ -53,6 +62,11 @@ struct key6 {
 	uint8_t src[16], dst[16];
 };
 
+struct key36 {
+	uint8_t src[16], dst[16];
+	uint32_t shape_fl;	/* shape id << 20 | flow label */
+};
+
 struct lpm4 {
 	uint32_t prefixlen;
 	uint32_t addr;
@@ -64,7 +78,7 @@ struct lpm6 {
 };
 
 struct maps {
-	int key48, short4, short6, lpm4, lpm6;
+	int key48, short4, short6, lpm4, lpm6, keyed4, keyed6;
 };
 
 static void v4_addr(uint32_t i, uint32_t *a)
@@ -99,12 +113,15 @@ static void fill(const struct maps *m, uint32_t from, uint32_t to)
 		struct key6 k6 = { .src_len = 128 };
 		struct lpm4 l4 = { .prefixlen = 32 };
 		struct lpm6 l6 = { .prefixlen = 128 };
+		struct qos_rule_key4 r4 = { .src_len = 32 };
+		struct key36 r6 = { .shape_fl = 1U << 20 };
 
 		v4_addr(i, &k48.src[0]);
-		k4.src = l4.addr = k48.src[0];
+		k4.src = l4.addr = r4.src = k48.src[0];
 		put(m->key48, &k48, i);
 		put(m->short4, &k4, i);
 		put(m->lpm4, &l4, i);
+		put(m->keyed4, &r4, i);
 
 		memset(&k48, 0, sizeof(k48));
 		k48.table = QOS_TABLE_IPV6;
@@ -112,9 +129,11 @@ static void fill(const struct maps *m, uint32_t from, uint32_t to)
 		v6_addr(i, (uint8_t *)k48.src);
 		memcpy(k6.src, k48.src, 16);
 		memcpy(l6.addr, k48.src, 16);
+		memcpy(r6.src, k48.src, 16);
 		put(m->key48, &k48, i);
 		put(m->short6, &k6, i);
 		put(m->lpm6, &l6, i);
+		put(m->keyed6, &r6, i);
 	}
 }
 
@@ -227,12 +246,14 @@ int main(int argc, char **argv)
 	m.short6 = map_fd(obj, "short6");
 	m.lpm4 = map_fd(obj, "lpm4");
 	m.lpm6 = map_fd(obj, "lpm6");
+	m.keyed4 = map_fd(obj, "keyed4");
+	m.keyed6 = map_fd(obj, "keyed6");
 	covering(&m);
 
 	printf("one lookup on the source address, ns per packet net of the empty program,\n"
 	       "and as a multiple of it (fastest of %d x %u)\n\n", runs, repeat);
-	printf("%8s %6s %13s %13s %13s %8s\n", "entries", "family", "key48", "short",
-	       "lpm", "empty");
+	printf("%8s %6s %13s %13s %13s %13s %8s\n", "entries", "family", "key48", "short",
+	       "lpm", "keyed", "empty");
 	for (l = 0; l < nlevels; l++) {
 		double ns[V_MAX];
 
@@ -250,9 +271,9 @@ int main(int argc, char **argv)
 					ns[v] = t;
 			}
 		}
-		for (v = V_KEY48_4; v < V_MAX; v += 3) {
+		for (v = V_KEY48_4; v < V_MAX; v += V_COLS) {
 			printf("%8u %6s", have, v == V_KEY48_4 ? "ipv4" : "ipv6");
-			for (c = 0; c < 3; c++) {
+			for (c = 0; c < V_COLS; c++) {
 				double net = ns[v + c] - ns[V_EMPTY];
 
 				printf(" %6.1f %5.2fx", net, net / ns[V_EMPTY]);

@@ -10,6 +10,10 @@
  *   short   a hash per family with a key of its own: IPv4 16 bytes,
  *           IPv6 44 bytes (what a per-family key could be cut down to)
  *   lpm     a BPF_MAP_TYPE_LPM_TRIE per family, prefix-only
+ *   keyed   the rule hash of IPv4 as it is (struct qos_rule_key4, 20
+ *           bytes), and for IPv6 the 36 bytes of the two addresses and one
+ *           word (a shape id above the flow label), which jhash2 mixes in
+ *           two rounds against three for 40-48 bytes
  *
  * Each returns TC_ACT_UNSPEC on a hit and TC_ACT_SHOT on a miss, so the
  * bench can tell that every packet hit.
@@ -47,6 +51,12 @@ struct key6 {
 	__be32 dst[4];
 };
 
+struct key36 {
+	__be32 src[4];
+	__be32 dst[4];
+	__u32 shape_fl;		/* shape id << 20 | flow label */
+};
+
 struct lpm4 {
 	__u32 prefixlen;
 	__be32 addr;
@@ -73,6 +83,8 @@ MAP(short4, BPF_MAP_TYPE_HASH, struct key4, ENTRIES_MAX);
 MAP(short6, BPF_MAP_TYPE_HASH, struct key6, ENTRIES_MAX);
 MAP(lpm4, BPF_MAP_TYPE_LPM_TRIE, struct lpm4, ENTRIES_MAX);
 MAP(lpm6, BPF_MAP_TYPE_LPM_TRIE, struct lpm6, ENTRIES_MAX);
+MAP(keyed4, BPF_MAP_TYPE_HASH, struct qos_rule_key4, ENTRIES_MAX);
+MAP(keyed6, BPF_MAP_TYPE_HASH, struct key36, ENTRIES_MAX);
 
 /* Look @key up in @map with the packet's source address in *@addr. */
 static __always_inline int lookup4(struct __sk_buff *skb, void *map, void *key, __be32 *addr)
@@ -114,5 +126,7 @@ LOOKUP_PROG(short_v4, 4, short4, struct key4, &k.src, .src_len = 32)
 LOOKUP_PROG(short_v6, 6, short6, struct key6, k.src, .src_len = 128)
 LOOKUP_PROG(lpm_v4, 4, lpm4, struct lpm4, &k.addr, .prefixlen = 32)
 LOOKUP_PROG(lpm_v6, 6, lpm6, struct lpm6, k.addr, .prefixlen = 128)
+LOOKUP_PROG(keyed_v4, 4, keyed4, struct qos_rule_key4, &k.src, .src_len = 32)
+LOOKUP_PROG(keyed_v6, 6, keyed6, struct key36, k.src, .shape_fl = 1U << 20)
 
 char LICENSE[] SEC("license") = "GPL";

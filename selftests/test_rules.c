@@ -6,7 +6,8 @@
  * masked, the IPv6 3-tuple, IPv4 and IPv6 prefixes, family-less protocol
  * rules, every overlap rule (priority, then specificity, then age), 6in4 and
  * tagged frames, DSCP rewrite (checksum, ECN and flow label), per-rule hit
- * counters, live changes without reloading, the limits, profile [rule]
+ * counters, live changes without reloading, re-applies that keep 3- and
+ * 5-tuple rules of both families, the limits, profile [rule]
  * sections, and a million rules. Ports: TCP, UDP, ICMP and ICMPv6 in both
  * families, range edges, IPv4 options, IPv6 extension headers, first and
  * later fragments, tags and 6in4. Rules with a policer of their own.
@@ -757,6 +758,65 @@ TEST_F(rules, reapply_same_match)
 	qos_rules_free(&self->cur);
 	self->cur = old;
 	EXPECT_EQ(2, hits(self, "a"));
+}
+
+/* One 3-tuple and one 5-tuple rule per family, and the packets that hit
+ * them (reapply_keeps_tuples). */
+static const char *const tuples[] = {
+	"name t3-6 src 2001:db8:a::/48 dst 2001:db8:b::1/128 flowlabel 0x777 class pip",
+	"name t5-6 src 2001:db8:5::/48 proto udp dport 4000-4100 class lbe",
+	"name t3-4 src 10.9.0.0/16 dst 192.0.2.1/32 class pip",
+	"name t5-4 src 10.5.0.0/16 proto udp dport 4000-4100 class lbe",
+	/* only in the re-apply: a shape of its own in each family */
+	"name new-6 src 2001:db8:9900::/40 class pip",
+	"name new-4 src 10.96.0.0/12 class pip",
+};
+
+static const struct pspec tuple_pkts[] = {
+	{ V6, "2001:db8:a:5::9", "2001:db8:b::1", 0x777, .proto = 6 },
+	{ V6, "2001:db8:5::1", .proto = 17, .dport = 4050 },
+	{ V4, "10.9.3.4", "192.0.2.1", .proto = 6 },
+	{ V4, "10.5.0.1", .proto = 17, .dport = 4050 },
+};
+
+/* Hit tuple rule @i @n times; the bytes of each, 0 if one missed. */
+static uint32_t hit_tuple(FIXTURE_DATA(rules) *self, size_t i, int n)
+{
+	return hit_on(self, &tuple_pkts[i], n, -1, i & 1 ? CLS_LBE : CLS_PIP);
+}
+
+/*
+ * A re-apply that keeps the 3-tuple and 5-tuple rules of both families,
+ * and adds a shape to each, keeps their ids, their entries and their
+ * counters: exact packets and bytes across it, and every rule still hits.
+ */
+TEST_F(rules, reapply_keeps_tuples)
+{
+	struct qos_rules next = {};
+	uint32_t id[4], len[4];
+	size_t i;
+
+	ASSERT_EQ(0, profile_list(self, tuples, 4, &next));
+	ASSERT_EQ(0, commit(self, &next));
+	for (i = 0; i < 4; i++) {
+		id[i] = self->cur.r[i].id;
+		len[i] = hit_tuple(self, i, 2 + i);
+		ASSERT_NE(0, len[i]) TH_LOG("%s before", tuples[i]);
+	}
+
+	ASSERT_EQ(0, profile_list(self, tuples, ARRAY_SIZE(tuples), &next));
+	ASSERT_EQ(0, qos_rules_keep_ids(&self->cur, &next));
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(id[i], next.r[i].id) TH_LOG("%s", tuples[i]);
+	ASSERT_EQ(0, commit(self, &next));
+	EXPECT_EQ(QOS_RULES_V4 | QOS_RULES_V6 | QOS_RULES_L4 | QOS_RULES_PORTS, self->cfg.rules);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(len[i], hit_tuple(self, i, 3)) TH_LOG("%s after", tuples[i]);
+		EXPECT_EQ(2 + i + 3, qos_test_rule_hits(&self->m, id[i]).packets)
+			TH_LOG("%s", tuples[i]);
+		EXPECT_EQ((2 + i + 3) * len[i], qos_test_rule_hits(&self->m, id[i]).bytes)
+			TH_LOG("%s", tuples[i]);
+	}
 }
 
 TEST_F(rules, limits)
