@@ -100,11 +100,14 @@ __noinline int qos_egress_rewrite(struct __sk_buff *skb, const struct qos_pkt *p
 
 /*
  * Which rules the lookup takes for a packet with @cls in its mark: every
- * rule for one without, reservations alone for one with (0, none, when
- * there are no reservations: the mark's class stands).
+ * rule for one without, reservations alone for one with; 0, none, when
+ * there are no rules, or no reservations and the mark's class stands
+ * (qos_parse_lookup() then skips the configuration's lookup too).
  */
 static __always_inline __u32 qos_egress_sel(const struct qos_cfg *cfg, __u32 cls)
 {
+	if (!cfg->rules)
+		return 0;
 	if (cls == QOS_CLASS_NONE)
 		return QOS_SEL_ANY;
 	return cfg->rules & QOS_RULES_RESERVE ? QOS_SEL_RESERVE : 0;

@@ -68,7 +68,8 @@ int qos_ingress(struct __sk_buff *skb)
 	 * global function, which reports a parse error and a lookup's alike. */
 	ret = qos_parse_fast(skb, &pkt);
 	if (ret == QOS_PARSE_SLOW) {
-		ret = qos_parse_lookup(skb, &pkt, &hit, QOS_SEL_PLAIN, cfg->tunnel_dscp);
+		ret = qos_parse_lookup(skb, &pkt, &hit, cfg->rules ? QOS_SEL_PLAIN : 0,
+				       cfg->tunnel_dscp);
 	} else {
 		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule, QOS_SEL_PLAIN);
 		qos_rule_hit_fill(&hit, rule);
