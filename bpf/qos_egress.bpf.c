@@ -33,6 +33,7 @@
 #include "lib/parse.h"
 #include "lib/rules.h"
 #include "lib/dscp.h"
+#include "lib/lookup.h"
 #include "lib/police.h"
 
 /*
@@ -98,54 +99,54 @@ __noinline int qos_egress_rewrite(struct __sk_buff *skb, const struct qos_pkt *p
 }
 
 /*
- * The class of a parsed packet: a reservation if one matches (policed,
+ * Which rules the lookup takes for a packet with @cls in its mark: every
+ * rule for one without, reservations alone for one with; 0, none, when
+ * there are no rules, or no reservations and the mark's class stands
+ * (qos_parse_lookup() then skips the configuration's lookup too).
+ */
+static __always_inline __u32 qos_egress_sel(const struct qos_cfg *cfg, __u32 cls)
+{
+	if (!cfg->rules)
+		return 0;
+	if (cls == QOS_CLASS_NONE)
+		return QOS_SEL_ANY;
+	return cfg->rules & QOS_RULES_RESERVE ? QOS_SEL_RESERVE : 0;
+}
+
+/*
+ * The class of a parsed packet: a reservation if one matched (policed,
  * its verdict in *@verdict, the class it is queued in, its own or the
  * one it is demoted to, in *@out, its remark in *@remark), else the class
- * in the mark, else a plain rule (the DSCP it sets at once in *@dscp) or
- * the DSCP. QOS_CLASS_NONE with *@unp set when the rules could not parse
- * what they need.
+ * in the mark (@cls), else a plain rule (the DSCP it sets at once in
+ * *@dscp) or the DSCP. @hit is the lookup's (qos_parse_lookup()).
  */
 static __always_inline __u32 qos_egress_class(struct __sk_buff *skb, const struct qos_cfg *cfg,
-					      struct qos_pkt *pkt, __u32 len, __u32 *out,
-					      __u32 *verdict, __u8 *dscp, __u8 *remark, int *unp)
+					      struct qos_pkt *pkt, __u32 len, __u32 cls,
+					      const struct qos_rule_hit *hit, __u32 *out,
+					      __u32 *verdict, __u8 *dscp, __u8 *remark)
 {
-	__u32 cls = qos_mark_get(cfg, skb->mark), sel = QOS_SEL_ANY, policer;
-	struct qos_rule_val *rule;
-	__u8 flags, set;
-
-	if (cls != QOS_CLASS_NONE) {
-		*out = cls;
-		if (!(cfg->rules & QOS_RULES_RESERVE))
-			return cls;
-		sel = QOS_SEL_RESERVE;
-	}
-	*unp = qos_rules_classify(skb, cfg, pkt, len, &rule, sel);
-	if (*unp != QOS_UNP_NONE)
-		return QOS_CLASS_NONE;
-	if (!rule) {
+	if (!hit->found) {
 		if (cls == QOS_CLASS_NONE)
 			cls = qos_classify_pkt(skb, cfg, pkt);
 		*out = cls;
 		return cls;
 	}
-	*out = cls = rule->class_id & (QOS_MAX_CLASSES - 1);
-	flags = rule->flags;
-	set = rule->dscp;
-	policer = rule->policer;
-	if (!(flags & QOS_RULE_F_RESERVE)) {
-		*dscp = qos_rule_dscp(rule);
+	*out = cls = hit->class_id & (QOS_MAX_CLASSES - 1);
+	if (!(hit->flags & QOS_RULE_F_RESERVE)) {
+		*dscp = hit->set_dscp;
 		return cls;
 	}
-	if (policer)
-		*verdict = qos_police_step(skb, pkt, policer, len, out);
-	if (*verdict == QOS_V_PASS && (flags & QOS_RULE_F_SET_DSCP))
-		*remark = QOS_REMARK_F | (set & (QOS_DSCP_MAX - 1));
+	if (hit->policer)
+		*verdict = qos_police_step(skb, pkt, hit->policer, len, out);
+	if (*verdict == QOS_V_PASS && (hit->flags & QOS_RULE_F_SET_DSCP))
+		*remark = QOS_REMARK_F | (hit->dscp & (QOS_DSCP_MAX - 1));
 	return cls;
 }
 
 SEC("tc")
 int qos_egress(struct __sk_buff *skb)
 {
+	struct qos_rule_hit hit;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 len = skb->len;
@@ -159,7 +160,8 @@ int qos_egress(struct __sk_buff *skb)
 
 	/* Parsed even when the mark already holds a class: the counters are
 	 * per family. */
-	ret = qos_parse_skb(skb, &pkt, cfg->tunnel_dscp);
+	cls = qos_mark_get(cfg, skb->mark);
+	ret = qos_parse_lookup(skb, &pkt, &hit, qos_egress_sel(cfg, cls), cfg->tunnel_dscp);
 	if (ret != QOS_UNP_NONE) {
 		qos_egress_unparsed(skb, cfg, ret, len);
 		return TC_ACT_UNSPEC;
@@ -167,11 +169,7 @@ int qos_egress(struct __sk_buff *skb)
 
 	/* Counted under the class the packet was policed in, as at
 	 * ingress; queued in the class it leaves with. */
-	cls = qos_egress_class(skb, cfg, &pkt, len, &out, &verdict, &dscp, &remark, &ret);
-	if (ret != QOS_UNP_NONE) {
-		qos_egress_unparsed(skb, cfg, ret, len);
-		return TC_ACT_UNSPEC;
-	}
+	cls = qos_egress_class(skb, cfg, &pkt, len, cls, &hit, &out, &verdict, &dscp, &remark);
 	if (verdict == QOS_V_DROP) {
 		qos_count(QOS_DIR_EGRESS, cls, pkt.family, verdict, len);
 		return TC_ACT_SHOT;

@@ -17,6 +17,7 @@
 #include "lib/classify.h"
 #include "lib/count.h"
 #include "lib/dscp.h"
+#include "lib/lookup.h"
 #include "lib/mark.h"
 #include "lib/parse.h"
 #include "lib/rules.h"
@@ -49,6 +50,7 @@ SEC("tc")
 int qos_ingress(struct __sk_buff *skb)
 {
 	struct qos_rule_val *rule;
+	struct qos_rule_hit hit;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
 	__u32 verdict = QOS_V_PASS;
@@ -62,21 +64,24 @@ int qos_ingress(struct __sk_buff *skb)
 	if (!cfg)
 		return TC_ACT_UNSPEC;
 
-	ret = qos_parse_pkt(skb, &pkt, cfg->tunnel_dscp);
+	/* The common shapes parsed and looked up inline; the rest in one
+	 * global function, which reports a parse error and a lookup's alike. */
+	ret = qos_parse_fast(skb, &pkt);
+	if (ret == QOS_PARSE_SLOW) {
+		ret = qos_parse_lookup(skb, &pkt, &hit, cfg->rules ? QOS_SEL_PLAIN : 0,
+				       cfg->tunnel_dscp);
+	} else {
+		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule, QOS_SEL_PLAIN);
+		qos_rule_hit_fill(&hit, rule);
+	}
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
 		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
 	}
-
-	ret = qos_rules_classify(skb, cfg, &pkt, len, &rule, QOS_SEL_PLAIN);
-	if (ret != QOS_UNP_NONE) {
-		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);
-		return qos_to_ifb(skb, cfg, qos_unparsed_class(cfg, ret), len);
-	}
-	if (rule) {
-		cls = rule->class_id & (QOS_MAX_CLASSES - 1);
-		policer = rule->policer;
-		dscp = qos_rule_dscp(rule);
+	if (hit.found) {
+		cls = hit.class_id & (QOS_MAX_CLASSES - 1);
+		policer = hit.policer;
+		dscp = hit.set_dscp;
 	} else {
 		cls = qos_classify_pkt(skb, cfg, &pkt);
 	}

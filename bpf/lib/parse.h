@@ -370,22 +370,19 @@ static __always_inline void qos_parse_ports(struct __sk_buff *skb, struct qos_pk
  * (@tunnel_mode: qos_cfg.tunnel_dscp). bpf_skb_pull_data() invalidates
  * packet pointers, hence the second call.
  *
- * A global function: the verifier checks the parse once, on its own, and
- * the programs see what it wrote to *@pkt as unknown values, one state
- * after the call instead of one per way through the headers (family,
- * tags, fragment, tunnel), each of which walked the rules again. So every
- * field the callers use as an index or offset is bounded there (& 1 for
- * the table, & 63 for the DSCP, QOS_L3_OFF_MAX, the helpers' own checks).
- * __weak: both program files include it, the linked object keeps one.
+ * Inlined only into the global qos_parse_lookup() (bpf/lib/lookup.h),
+ * where @pkt is the caller's memory: the verifier does not follow what is
+ * written there, so the rule lookup after it reads unknown values, one
+ * state instead of one per way through the headers (family, tags,
+ * fragment, tunnel). So every field the rule lookup and the callers use as
+ * an index or offset is bounded where it is read (& 1 for the table, & 63
+ * for the DSCP, QOS_L3_OFF_MAX, the helpers' own checks).
  */
-__weak __noinline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt, __u32 tunnel_mode)
+static __always_inline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt,
+					 __u32 tunnel_mode)
 {
-	__u32 linear;
+	__u32 linear = skb->data_end - skb->data;
 	int ret;
-
-	if (!skb || !pkt)
-		return QOS_UNP_TRUNCATED;
-	linear = skb->data_end - skb->data;
 
 	ret = qos_parse(skb, pkt);
 	if ((ret == QOS_UNP_TRUNCATED || pkt->inner_trunc) &&
@@ -397,7 +394,7 @@ __weak __noinline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt, 
 	return ret;
 }
 
-/* qos_parse_fast(): leave the packet to qos_parse_skb(). */
+/* qos_parse_fast(): leave the packet to qos_parse_lookup(). */
 #define QOS_PARSE_SLOW	(-1)
 
 /*
@@ -405,7 +402,8 @@ __weak __noinline int qos_parse_skb(struct __sk_buff *skb, struct qos_pkt *pkt, 
  * options that is not 6in4, every header in the linear part and its length
  * field within the frame. It fills @pkt as qos_parse_skb() would and returns
  * QOS_UNP_NONE; any other packet, a malformed one included, gets
- * QOS_PARSE_SLOW and goes through qos_parse_skb(), which finds its reason.
+ * QOS_PARSE_SLOW and goes through qos_parse_lookup(), which finds its
+ * reason.
  * A call to a global function costs as much as the whole DSCP-only
  * classification (the JIT's return thunk), so most packets skip it.
  */
@@ -438,18 +436,6 @@ static __always_inline int qos_parse_fast(struct __sk_buff *skb, struct qos_pkt 
 	qos_parse_ipv4_fields(ip4, sizeof(*eth), sizeof(*ip4), sizeof(*eth) + tot, pkt);
 	pkt->dscp_table = QOS_TABLE_IPV4;
 	return QOS_UNP_NONE;
-}
-
-/* Parse @skb into @pkt: inline for the common shapes, else in the global
- * function. Returns QOS_UNP_NONE or the unparsed reason. */
-static __always_inline int qos_parse_pkt(struct __sk_buff *skb, struct qos_pkt *pkt,
-					 __u32 tunnel_mode)
-{
-	int ret = qos_parse_fast(skb, pkt);
-
-	if (ret == QOS_PARSE_SLOW)
-		ret = qos_parse_skb(skb, pkt, tunnel_mode);
-	return ret;
 }
 
 #endif /* __QOS_LIB_PARSE_H */
