@@ -1020,6 +1020,8 @@ static size_t watch_write(char *data, size_t size, size_t nmemb, void *arg)
 	struct watch_ctx *c = arg;
 	size_t n = size * nmemb, off = 0;
 
+	if (c->ret)
+		return 0;	/* stopping: see watch_progress() */
 	while (off < n) {
 		json_object *o = json_tokener_parse_ex(c->tok, data + off, n - off);
 		enum json_tokener_error je = json_tokener_get_error(c->tok);
@@ -1046,6 +1048,12 @@ static int watch_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut
 	struct watch_ctx *c = arg;
 	time_t now = time(NULL);
 
+	/* The transfer is stopping already (watch_write() returned short):
+	 * keep its reason. libcurl may call this once more before it
+	 * returns, and a tick of 0 would turn a compaction or a cancel into
+	 * a broken connection. */
+	if (c->ret)
+		return 1;
 	if (!c->tick || now == c->last_tick)
 		return 0;
 	c->last_tick = now;
