@@ -46,17 +46,6 @@ defer domain_stop
 domain_line || exit 1
 
 domain_json_line r1 r2 r3 "" "100mbit 100mbit 100mbit 50mbit 100mbit 100mbit" >"$TMP/domain.json"
-{"routers": ["r1", "r2", "r3"],
- "interfaces": [
-  {"router": "r1", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},
-  {"router": "r1", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "r2"},
-  {"router": "r2", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "r1"},
-  {"router": "r2", "dev": "eth2", "rate": "50mbit", "profile": "pip-20pct", "peer": "r3"},
-  {"router": "r3", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "r2"},
-  {"router": "r3", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"}],
- "prefixes": [{"prefix": "10.1.0.0/24", "router": "r1", "dev": "eth0"},
-              {"prefix": "10.3.0.0/24", "router": "r3", "dev": "eth0"}]}
-EOF
 
 section "etcd: three members on the management bridge"
 etcd_cluster_start 3 || { echo "demo: etcd did not start" >&2; exit 1; }

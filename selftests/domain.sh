@@ -423,20 +423,6 @@ test_quorum_lost()
 # The setup: one member, the domain loaded, an agent on each router.
 domain_json_line "${RN[1]}" "${RN[2]}" "${RN[3]}" "" \
 	"100mbit 100mbit 100mbit 50mbit 100mbit 100mbit" >"$TMP/domain.json"
-{"routers": ["${RN[1]}", "${RN[2]}", "${RN[3]}"],
- "interfaces": [
-  {"router": "${RN[1]}", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"},
-  {"router": "${RN[1]}", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "${RN[2]}"},
-  {"router": "${RN[2]}", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "${RN[1]}"},
-  {"router": "${RN[2]}", "dev": "eth2", "rate": "50mbit", "profile": "pip-20pct", "peer": "${RN[3]}"},
-  {"router": "${RN[3]}", "dev": "eth1", "rate": "100mbit", "profile": "pip-20pct", "peer": "${RN[2]}"},
-  {"router": "${RN[3]}", "dev": "eth0", "rate": "100mbit", "profile": "pip-20pct"}],
- "prefixes": [
-  {"prefix": "10.1.0.0/24", "router": "${RN[1]}", "dev": "eth0"},
-  {"prefix": "2001:db8:1::/64", "router": "${RN[1]}", "dev": "eth0"},
-  {"prefix": "10.3.0.0/24", "router": "${RN[3]}", "dev": "eth0"},
-  {"prefix": "2001:db8:3::/64", "router": "${RN[3]}", "dev": "eth0"}]}
-EOF
 DEVS=("" "eth0 eth1" "eth1 eth2" "eth1 eth0")
 T0=$(date +%s)
 RET=0
