@@ -601,7 +601,7 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 			continue;
 		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
 		if (ours && !prog_maps(p.prog[d], &p) && p.map[QOS_MAP_CFG] >= 0 &&
-		    !qos_cfg_get(p.map[QOS_MAP_CFG], p.map[QOS_MAP_META], cfg, NULL) &&
+		    !qos_cfg_get(p.map[QOS_MAP_CFG], p.map[QOS_MAP_META], cfg) &&
 		    cfg->meta.version == QOS_META_VERSION) {
 			*meta = cfg->meta;
 			*ifb_ifindex = cfg->ifb_ifindex;
@@ -855,28 +855,30 @@ static int meta_get(int meta, struct qos_cfg *cfg)
 	return 0;
 }
 
-int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg, int *inner_fd)
+/* The first @size bytes of the value in the slot of @outer (-ENOENT if it
+ * is empty). */
+static int slot_read(int outer, struct qos_cfg *cfg, uint32_t size)
 {
-	uint32_t id;
+	uint32_t id = qos_cfg_inner_id(outer);
 	int fd, ret;
 
-	id = qos_cfg_inner_id(outer);
 	if (!id)
 		return -ENOENT;
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
+	ret = cfg_read(fd, cfg, size);
+	close(fd);
+	return ret;
+}
+
+int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg)
+{
 	/* Programs without a meta map are of a build that kept the meta in
 	 * the value, at the same place: read it whole, to replace them. */
 	if (meta < 0)
-		ret = cfg_read(fd, cfg, sizeof(*cfg));
-	else
-		ret = cfg_read(fd, cfg, QOS_CFG_DP_SIZE) ?: meta_get(meta, cfg);
-	if (ret || !inner_fd)
-		close(fd);
-	else
-		*inner_fd = fd;
-	return ret;
+		return slot_read(outer, cfg, sizeof(*cfg));
+	return slot_read(outer, cfg, QOS_CFG_DP_SIZE) ?: meta_get(meta, cfg);
 }
 
 int qos_cfg_new(const struct qos_cfg *cfg)
@@ -920,19 +922,12 @@ int qos_meta_put(int meta, const struct qos_cfg *cfg)
 /* Does the slot of @outer hold @cfg's data-path value already? */
 static bool cfg_same(int outer, const struct qos_cfg *cfg)
 {
-	struct qos_cfg *now;
-	uint32_t id;
+	struct qos_cfg *now = malloc(sizeof(*now));
 	bool same;
-	int fd;
 
-	id = qos_cfg_inner_id(outer);
-	fd = id ? bpf_map_get_fd_by_id(id) : -1;
-	if (fd < 0)
-		return false;
-	now = malloc(sizeof(*now));
-	same = now && !cfg_read(fd, now, QOS_CFG_DP_SIZE) && !memcmp(now, cfg, QOS_CFG_DP_SIZE);
+	same = now && !slot_read(outer, now, QOS_CFG_DP_SIZE) &&
+	       !memcmp(now, cfg, QOS_CFG_DP_SIZE);
 	free(now);
-	close(fd);
 	return same;
 }
 

@@ -147,13 +147,12 @@ int qos_clsact_destroy_if_empty(int ifindex);
 /*
  * The configuration: read the data-path value in the slot of @outer and the
  * meta in @meta (-1: programs of a build that kept the meta in the value;
- * -ENOENT if the slot is empty; *inner_fd, if not NULL,
- * receives an fd of the inner map), make a new inner map holding the
+ * -ENOENT if the slot is empty), make a new inner map holding the
  * data-path part of @cfg, put an inner map in the slot. The kernel returns
  * from the last only once no program can still be running with the inner
  * map it replaced.
  */
-int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg, int *inner_fd);
+int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg);
 int qos_cfg_new(const struct qos_cfg *cfg);
 int qos_cfg_put(int outer, int inner_fd);
 /* Write the meta of @cfg into @meta, whole (BPF_F_LOCK). */
