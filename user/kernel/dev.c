@@ -228,7 +228,7 @@ int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen)
 		return ret;
 	}
 	dev->applied = true;
-	ret = qos_cfg_get(dev->cur.map[QOS_MAP_CFG], dev->cur.map[QOS_MAP_META], &dev->cfg);
+	ret = qos_cfg_get(&dev->cur, &dev->cfg);
 	if (ret == -ENOENT)
 		return 0;	/* loaded, never configured: an apply that died */
 	if (ret) {

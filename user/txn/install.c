@@ -11,8 +11,8 @@
  *   3. policers: changed ones rewritten whole, buckets carried over;
  *   4. qdisc tree: classes added or changed in place, or a new root;
  *      then the IFB of download shaping, kept or created, and its tree;
- *   5. configuration: a new inner map swapped into the programs' slot,
- *      the commit point for kept programs;
+ *   5. configuration: written into the programs' inactive slot, which
+ *      they are flipped to, the commit point for kept programs;
  *   6. attach: new programs replace the old ones, the commit point for
  *      new programs;
  *   7. prune classes and retire rule entries nothing refers to any more,
@@ -202,20 +202,22 @@ static bool ifb_there(const struct qos_dev *dev)
 	       ifindex == (int)dev->cfg.ifb_ifindex;
 }
 
-static int verify(struct qos_dev *dev, const struct qos_progs *target, uint32_t inner_id,
-		  char *err, size_t errlen)
+/* What runs is what was installed: the programs, the generation the
+ * configuration was left at and the data-path bytes it names, the IFB. */
+static int verify(struct qos_dev *dev, const struct qos_progs *target,
+		  const struct qos_cfg_flip *f, const struct qos_cfg *cfg, char *err, size_t errlen)
 {
 	int ret = qos_dev_reload(dev, err, errlen);
 
 	if (ret)
 		return ret;
-	if (!attached(dev, target) || !dev->have_cfg ||
-	    qos_cfg_inner_id(dev->cur.map[QOS_MAP_CFG]) != inner_id ||
-	    !ifb_there(dev)) {
+	if (!attached(dev, target) || !dev->have_cfg || qos_cfg_gen(&dev->cur) != f->gen ||
+	    memcmp(&dev->cfg, cfg, QOS_CFG_DP_SIZE) || !ifb_there(dev)) {
 		snprintf(err, errlen,
 			 "dev %s: after installing, the kernel does not run what was installed "
-			 "(programs %u/%u, found %u/%u, or its IFB is gone)", dev->name, target->prog_id[0],
-			 target->prog_id[1], dev->cur.prog_id[0], dev->cur.prog_id[1]);
+			 "(programs %u/%u, found %u/%u, configuration %u, or its IFB is gone)",
+			 dev->name, target->prog_id[0], target->prog_id[1], dev->cur.prog_id[0],
+			 dev->cur.prog_id[1], f->gen);
 		return -EIO;
 	}
 	return 0;
@@ -260,6 +262,8 @@ struct install {
 	struct nl_sock *sk;
 	bool fresh;			/* a new root qdisc */
 	bool ifb_fresh;			/* ... on the IFB */
+	uint64_t t0;			/* when it began, the device locked */
+	struct qos_cfg_flip flip;	/* what step 5 did */
 };
 
 #define STEP(name)							\
@@ -382,17 +386,17 @@ static int stage(struct install *in, const struct qos_progs *held, char *err, si
 	return 0;
 }
 
-/* Step 5: the configuration, returning the id of the inner map put in. */
-static int put_cfg(struct install *in, uint32_t *inner_id, char *err, size_t errlen)
+/* Step 5: the configuration, written into the inactive slot and flipped
+ * to, unless the programs read it already. */
+static int put_cfg(struct install *in, char *err, size_t errlen)
 {
-	bool swapped;
 	int ret;
 
-	ret = qos_cfg_set(&in->target, &in->next->cfg, &swapped);
-	*inner_id = ret ? 0 : qos_cfg_inner_id(in->target.map[QOS_MAP_CFG]);
+	ret = qos_cfg_set(&in->target, &in->next->cfg, in->t0, &in->flip);
 	if (!ret)
-		qos_dbg("dev %s: configuration %s (inner map %u)", in->dev->name,
-			swapped ? "swapped" : "unchanged for the data path, not swapped", *inner_id);
+		qos_dbg("dev %s: configuration %s (generation %u)", in->dev->name,
+			in->flip.flipped ? "flipped" : "unchanged for the data path, not flipped",
+			in->flip.gen);
 	if (ret)
 		snprintf(err, errlen, "writing the configuration: %s", strerror(-ret));
 	return ret;
@@ -403,10 +407,11 @@ static int commit(struct install *in, char *err, size_t errlen)
 {
 	struct qos_dev *dev = in->dev;
 	bool clsact_created;
-	uint32_t inner_id;
 	int ret;
 
-	ret = put_cfg(in, &inner_id, err, errlen);
+	ret = put_cfg(in, err, errlen);
+	if (!ret && (ret = qos_cfg_clean(&in->target, &in->flip)))
+		snprintf(err, errlen, "waiting for a grace period: %s", strerror(-ret));
 	if (ret)
 		return ret;
 	STEP("cfg");
@@ -446,13 +451,13 @@ static int commit(struct install *in, char *err, size_t errlen)
 	qos_rules_retire(&in->rm, &in->in_map, &in->next->rules);
 	STEP("prune");
 
-	return verify(dev, &in->target, inner_id, err, errlen);
+	return verify(dev, &in->target, &in->flip, &in->next->cfg, err, errlen);
 }
 
 int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
 		const struct qos_progs *held, struct qos_undo *undo, char *err, size_t errlen)
 {
-	struct install in = { .dev = dev, .next = next, .cur = cur };
+	struct install in = { .dev = dev, .next = next, .cur = cur, .t0 = qos_boottime_ns() };
 	int ret;
 
 	qos_progs_init(&in.target);
