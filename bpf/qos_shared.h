@@ -196,10 +196,7 @@ struct qos_cfg {
  */
 struct qos_meta_rec {
 	struct bpf_spin_lock lock;
-	/* The generation of qos_cfg_gen at which the inactive slot was last
-	 * known clean: a grace period had ended since a program could read
-	 * it. Equal to the generation: it may be written. */
-	__u32 clean_gen;
+	__u32 pad;
 	struct qos_meta meta;
 	struct qos_meta ifb;
 };

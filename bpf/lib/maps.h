@@ -14,9 +14,10 @@
 /*
  * The configuration: two slots of the data-path value (the first
  * QOS_CFG_DP_SIZE bytes of struct qos_cfg, all the programs read of it)
- * and, in a map of its own, the flip generation whose low bit says which
- * slot is active. qosctl writes the inactive slot, once no program run can
- * still be reading it, then stores the generation with one 32-bit store
+ * and, in a map of its own, the flip generation (entry 0) whose low bit
+ * says which slot is active. qosctl writes the inactive slot, once no
+ * program run can still be reading it (entry 1: the generation at which it
+ * was last known so), then stores the generation with one 32-bit store
  * through mmap() (Documentation/design.rst, "Two slots"). Generation 0:
  * programs loaded, never configured: every packet is left alone.
  */
@@ -31,7 +32,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u32);

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -1012,26 +1014,62 @@ static bool slot_same(const struct qos_progs *p, uint32_t g, const struct qos_cf
 	return same;
 }
 
+/* The words of qos_cfg_gen, mmap()ed: the generation (key 0) and the
+ * generation at which the inactive slot was last known clean (key 1; an
+ * array's elements are 8 bytes apart). */
+enum { GEN_NOW = 0, GEN_CLEAN = 2 };
+
+static uint32_t *gen_map(int fd)
+{
+	void *w = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return w == MAP_FAILED ? NULL : w;
+}
+
+static void gen_unmap(uint32_t *w)
+{
+	munmap(w, sysconf(_SC_PAGESIZE));
+}
+
+/* A grace period began after generation @g was flipped to and has ended:
+ * the slot it left is clean. A plain store, without the device lock: every
+ * value stored is a generation whose slot left was clean, and only the
+ * current one makes the slot clean (design.rst, "Two slots"). */
+static void gen_clean(uint32_t *w, uint32_t g)
+{
+	if (__atomic_load_n(&w[GEN_NOW], __ATOMIC_ACQUIRE) == g)
+		__atomic_store_n(&w[GEN_CLEAN], g, __ATOMIC_RELEASE);
+}
+
 /* Write @cfg into the slot generation @g left inactive and make it the
  * active one: one aligned 32-bit store, after the write. */
-static int slot_flip(const struct qos_progs *p, const struct qos_cfg *cfg, uint32_t g,
-		     struct qos_cfg_flip *f)
+static int slot_flip(const struct qos_progs *p, uint32_t *w, const struct qos_cfg *cfg,
+		     uint32_t g, struct qos_cfg_flip *f)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uint32_t ng = g + 1 ?: 2, slot = ng & 1, *gen;
+	uint32_t ng = g + 1 ?: 2, slot = ng & 1;
 
 	if (bpf_map_update_elem(p->map[QOS_MAP_SLOTS], &slot, cfg, BPF_ANY))
 		return -errno;
-	gen = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, p->map[QOS_MAP_GEN], 0);
-	if (gen == MAP_FAILED)
-		return -errno;
 	/* The update returned before this store; a program loads the
 	 * generation, then the slot it names (an address dependency). */
-	__atomic_store_n(gen, ng, __ATOMIC_RELEASE);
-	munmap(gen, page);
+	__atomic_store_n(&w[GEN_NOW], ng, __ATOMIC_RELEASE);
 	f->gen = ng;
 	f->flipped = true;
 	f->at_ns = qos_boottime_ns();
+	return 0;
+}
+
+/* Until the slot generation @g left is clean: marked so by whoever waited
+ * for it (another process included), or a grace period begun after
+ * @since has ended here. */
+static int clean_wait(uint32_t *w, uint32_t g, uint64_t since)
+{
+	qos_gp_start(since);
+	while (__atomic_load_n(&w[GEN_CLEAN], __ATOMIC_ACQUIRE) != g && !qos_gp_done(since)) {
+		if (!qos_gp_busy())
+			return qos_gp_wait(since);
+		usleep(200);
+	}
 	return 0;
 }
 
@@ -1040,67 +1078,147 @@ static bool have_slots(const struct qos_progs *p)
 	return p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0 && p->map[QOS_MAP_META] >= 0;
 }
 
+/* qos_cfg_set() on the mapped words @w of generation map @id. */
+static int cfg_flip(const struct qos_progs *p, uint32_t *w, uint32_t id,
+		    const struct qos_cfg *cfg, uint64_t since, struct qos_cfg_flip *f)
+{
+	uint32_t g = __atomic_load_n(&w[GEN_NOW], __ATOMIC_ACQUIRE);
+	uint32_t clean = __atomic_load_n(&w[GEN_CLEAN], __ATOMIC_ACQUIRE);
+	int ret;
+
+	f->gen = g;
+	if (slot_same(p, g, cfg)) {
+		if (clean != g && qos_gp_done(flip_since(id, g, since)))
+			gen_clean(w, g);
+		return 0;
+	}
+	/* At generation 0 the programs read neither slot. */
+	if (g && clean != g) {
+		ret = clean_wait(w, g, flip_since(id, g, since));
+		if (ret)
+			return ret;
+	}
+	ret = slot_flip(p, w, cfg, g, f);
+	if (ret)
+		return ret;
+	flip_note(id, f->gen, f->at_ns);
+	f->clean = !g;
+	if (f->clean)
+		gen_clean(w, f->gen);
+	return 0;
+}
+
 int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, uint64_t since,
 		struct qos_cfg_flip *f)
 {
-	uint32_t id, g = 0;
-	struct qos_meta_rec rec;
+	struct qos_meta_rec rec = { .meta = cfg->meta, .ifb = cfg->ifb };
+	uint32_t *w;
 	int ret;
 
 	memset(f, 0, sizeof(*f));
 	if (!have_slots(p))
 		return -EPROTO;
-	id = map_id_of(p->map[QOS_MAP_GEN]);
-	ret = rec_get(p->map[QOS_MAP_META], &rec) ?: gen_get(p, &g);
-	if (ret)
-		return ret;
-	f->gen = g;
-	if (!slot_same(p, g, cfg)) {
-		if (rec.clean_gen != g) {
-			ret = qos_gp_wait(flip_since(id, g, since));
-			if (ret)
-				return ret;
-			rec.clean_gen = g;
-		}
-		ret = slot_flip(p, cfg, g, f);
-		if (ret)
-			return ret;
-		flip_note(id, f->gen, f->at_ns);
-		/* At generation 0 the programs read neither slot. */
-		if (!g)
-			rec.clean_gen = f->gen;
-	} else if (rec.clean_gen != g && qos_gp_done(flip_since(id, g, since))) {
-		rec.clean_gen = g;
-	}
-	rec.meta = cfg->meta;
-	rec.ifb = cfg->ifb;
-	return rec_put(p->map[QOS_MAP_META], &rec);
+	w = gen_map(p->map[QOS_MAP_GEN]);
+	if (!w)
+		return -errno;
+	ret = cfg_flip(p, w, map_id_of(p->map[QOS_MAP_GEN]), cfg, since, f);
+	gen_unmap(w);
+	return ret ?: rec_put(p->map[QOS_MAP_META], &rec);
 }
 
 void qos_cfg_prepare(const struct qos_progs *p, uint64_t since)
 {
-	struct qos_meta_rec rec;
-	uint32_t g;
+	uint32_t zero = 0, one = 1, g, clean;
 
-	if (!have_slots(p) || gen_get(p, &g) || !g || rec_get(p->map[QOS_MAP_META], &rec) ||
-	    rec.clean_gen == g)
+	if (!have_slots(p) || bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &zero, &g) || !g ||
+	    bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &one, &clean) || clean == g)
 		return;
 	qos_gp_start(flip_since(map_id_of(p->map[QOS_MAP_GEN]), g, since));
 }
 
+/* Mark the slot @f left clean, in the map @fd. */
+static int clean_mark(int fd, const struct qos_cfg_flip *f)
+{
+	uint32_t *w = gen_map(fd);
+
+	if (!w)
+		return -errno;
+	gen_clean(w, f->gen);
+	gen_unmap(w);
+	return 0;
+}
+
 int qos_cfg_clean(const struct qos_progs *p, const struct qos_cfg_flip *f)
 {
-	struct qos_meta_rec rec;
-	uint32_t g;
-	int ret;
-
-	if (!f->flipped)
+	if (!f->flipped || f->clean)
 		return 0;
-	ret = qos_gp_wait(f->at_ns) ?: rec_get(p->map[QOS_MAP_META], &rec) ?: gen_get(p, &g);
-	if (ret || g != f->gen || rec.clean_gen == g)
-		return ret;
-	rec.clean_gen = g;
-	return rec_put(p->map[QOS_MAP_META], &rec);
+	return qos_gp_wait(f->at_ns) ?: clean_mark(p->map[QOS_MAP_GEN], f);
+}
+
+/* What a waiter of qos_cfg_clean_later() holds. */
+struct clean_later {
+	int fd;				/* the generation map, its own */
+	struct qos_cfg_flip f;
+};
+
+static void *clean_later_run(void *arg)
+{
+	struct clean_later *c = arg;
+
+	if (!qos_gp_wait(c->f.at_ns))
+		clean_mark(c->fd, &c->f);
+	close(c->fd);
+	free(c);
+	return NULL;
+}
+
+/* In a grandchild, which init reaps: nothing of this process but the
+ * generation map, and no libc or libbpf state (this process has
+ * threads). */
+static void clean_later_fork(const struct clean_later *c)
+{
+	pid_t pid = fork();
+
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	if (pid < 0 || fork())
+		_exit(0);
+	dup2(c->fd, 0);
+	syscall(__NR_close_range, 1, ~0U, 0);
+	if (!qos_gp_once())
+		clean_mark(0, &c->f);
+	_exit(0);
+}
+
+void qos_cfg_clean_later(const struct qos_progs *p, const struct qos_cfg_flip *f, bool thread)
+{
+	struct clean_later *c;
+	pthread_attr_t attr;
+	pthread_t thr;
+
+	if (!f->flipped || f->clean || !(c = malloc(sizeof(*c))))
+		return;
+	c->f = *f;
+	c->fd = dup_fd(p->map[QOS_MAP_GEN]);
+	if (c->fd < 0) {
+		free(c);
+		return;
+	}
+	if (!thread) {
+		clean_later_fork(c);
+		close(c->fd);
+		free(c);
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&thr, &attr, clean_later_run, c)) {
+		close(c->fd);
+		free(c);
+	}
+	pthread_attr_destroy(&attr);
 }
 
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)

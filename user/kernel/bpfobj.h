@@ -160,6 +160,7 @@ uint32_t qos_cfg_gen(const struct qos_progs *p);
 struct qos_cfg_flip {
 	uint32_t gen;
 	bool flipped;
+	bool clean;		/* from generation 0: the slot left was never read */
 	uint64_t at_ns;		/* CLOCK_BOOTTIME, just after the flip */
 };
 
@@ -181,6 +182,9 @@ void qos_cfg_prepare(const struct qos_progs *p, uint64_t since);
 /* After the flip @f: wait until no program run can see the value before
  * it, and record the inactive slot clean. */
 int qos_cfg_clean(const struct qos_progs *p, const struct qos_cfg_flip *f);
+/* The same, in the background: in a thread of this process (@thread, one
+ * that stays up), else in a process of its own that outlives this one. */
+void qos_cfg_clean_later(const struct qos_progs *p, const struct qos_cfg_flip *f, bool thread);
 
 /* Sum a per-CPU counter. */
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum);

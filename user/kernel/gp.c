@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -135,5 +137,52 @@ int qos_gp_wait(uint64_t since)
 			gp_ended = begun;
 	}
 	pthread_mutex_unlock(&gp_mu);
+	return ret;
+}
+
+bool qos_gp_busy(void)
+{
+	bool busy;
+
+	pthread_mutex_lock(&gp_mu);
+	busy = gp_running;
+	pthread_mutex_unlock(&gp_mu);
+	return busy;
+}
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+int qos_gp_once(void)
+{
+	union bpf_attr a;
+	uint32_t zero = 0;
+	int inner, outer, ret = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = a.value_size = sizeof(zero);
+	a.max_entries = 1;
+	inner = sys_bpf(BPF_MAP_CREATE, &a);
+	if (inner < 0)
+		return -errno;
+	a.map_type = BPF_MAP_TYPE_ARRAY_OF_MAPS;
+	a.inner_map_fd = inner;
+	outer = sys_bpf(BPF_MAP_CREATE, &a);
+	if (outer < 0) {
+		ret = -errno;
+		close(inner);
+		return ret;
+	}
+	memset(&a, 0, sizeof(a));
+	a.map_fd = outer;
+	a.key = (uintptr_t)&zero;
+	a.value = (uintptr_t)&inner;
+	if (sys_bpf(BPF_MAP_UPDATE_ELEM, &a))
+		ret = -errno;
+	close(outer);
+	close(inner);
 	return ret;
 }

@@ -25,4 +25,11 @@ void qos_gp_start(uint64_t since);
  * none is under way). */
 int qos_gp_wait(uint64_t since);
 
+/* Is the thread that waits them up? */
+bool qos_gp_busy(void);
+/* One, waited here through raw system calls and maps of its own, for a
+ * process just forked from a threaded one (nothing of libc's or libbpf's
+ * state is touched). */
+int qos_gp_once(void);
+
 #endif /* __QOS_KERNEL_GP_H */

@@ -458,8 +458,8 @@ static int settle(struct install *in, uint64_t since, char *err, size_t errlen)
 		ret = qos_gp_wait(since) ?: qos_cfg_clean(&in->target, &in->flip);
 		if (ret)
 			snprintf(err, errlen, "waiting for a grace period: %s", strerror(-ret));
-	} else if (in->flip.flipped && install_async) {
-		qos_gp_start(in->flip.at_ns);
+	} else {
+		qos_cfg_clean_later(&in->target, &in->flip, install_async);
 	}
 	return ret;
 }
