@@ -133,12 +133,12 @@ struct qos_rule_set {
  * The configuration of one device: what the data path reads once per packet
  * (everything before meta) and what qosctl installed (meta and ifb, never
  * read by the data path). The data-path part, QOS_CFG_DP_SIZE bytes, is never
- * written in place: qosctl writes a new value into a new one-entry array and
- * swaps that array into the qos_cfg array-of-maps slot, which the kernel
- * does only after every program that could still see the old array has
- * finished (see Documentation/design.rst), so a packet sees one
+ * written where a program may read it: qosctl writes the inactive one of
+ * two slots (qos_cfg_slots), only once a grace period has ended since a
+ * program could last read it, then flips the generation in qos_cfg_gen
+ * (see Documentation/design.rst, "Two slots"), so a packet sees one
  * configuration whole, old or new. A change that leaves the data-path part
- * as it is swaps nothing. The meta and ifb live in the qos_meta map (struct
+ * as it is flips nothing. The meta and ifb live in the qos_meta map (struct
  * qos_meta_rec), which only qosctl reads and writes.
  *
  * mark_mask/mark_shift: where the class travels in skb->mark, so that other
@@ -185,7 +185,7 @@ struct qos_cfg {
 	struct qos_meta ifb;
 };
 
-/* The bytes of struct qos_cfg the programs read: the inner array's value. */
+/* The bytes of struct qos_cfg the programs read: a slot's value. */
 #define QOS_CFG_DP_SIZE	__builtin_offsetof(struct qos_cfg, meta)
 
 /*

@@ -404,6 +404,34 @@ slot_prog()
 		jq -r '[.[] | select(.options.handle == "0x51") | .options.prog.id] | join(",")'
 }
 
+# cfg_map NS DEV NAME: the id of map NAME of the program at qosctl's egress
+# filter on DEV.
+cfg_map()
+{
+	local m
+
+	for m in $(bpftool prog show id "$(slot_prog "$1" "$2" egress)" -j | jq '.map_ids[]'); do
+		bpftool map show id "$m" -j | jq -r --arg n "$3" 'select(.name == $n) | .id'
+	done
+}
+
+# cfg_gen NS DEV: the flip generation of DEV's configuration (qos_cfg_gen:
+# one more with each change the programs read; its low bit names the
+# active slot).
+cfg_gen()
+{
+	bpftool map lookup id "$(cfg_map "$1" "$2" qos_cfg_gen)" key 0 0 0 0 -j |
+		jq -r '.value | map(ltrimstr("0x")) | reverse | join("") | "0x" + .' |
+		xargs printf '%d\n'
+}
+
+# cfg_slot NS DEV SLOT: the bytes of DEV's configuration slot SLOT (0, 1), hex.
+cfg_slot()
+{
+	bpftool map lookup id "$(cfg_map "$1" "$2" qos_cfg_slots)" key "$3" 0 0 0 -j |
+		jq -r '.value | map(ltrimstr("0x")) | join("")'
+}
+
 # shown_progs NS DEV: "INGRESS EGRESS", the programs `qosctl show -j` names
 # for DEV, "-" for no ingress program.
 shown_progs()

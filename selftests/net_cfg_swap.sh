@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The configuration is swapped when, and only when, what the programs read
-# changes (Documentation/design.rst, "The configuration, switched whole"):
-# a re-apply that changes only the link rate (meta, read by qosctl and the
-# qdisc tree alone) keeps the inner map in the slot of qos_cfg, and shows
-# the new rate; one that moves a DSCP to another class swaps exactly once,
-# and packets of both families see the new mapping at once, counted
-# exactly by the per-class counters.
+# The configuration is flipped when, and only when, what the programs read
+# changes (Documentation/design.rst, "The configuration, switched whole",
+# "Two slots"): a re-apply that changes only the link rate (meta, read by
+# qosctl and the qdisc tree alone) leaves the generation of qos_cfg_gen as
+# it is, and shows the new rate; one that moves a DSCP to another class
+# flips exactly once, and packets of both families see the new mapping at
+# once, counted exactly by the per-class counters. Two such re-applies in a
+# row both land: the second rewrites the slot the first left, byte for
+# byte what was active before. A failed one is undone by a second flip back
+# to the same bytes.
 #
 #   h1 ---- r ($R_IF2: the profile, re-applied) ---- h2
 #      ping -Q DSCP, v4 and v6, to h2: counted at $R_IF2's egress
@@ -28,20 +31,15 @@ P1=$TMP/p1
 cp "$(dirname "$(readlink -f "$0")")/../tc-profiles/pip-20pct" "$P0"
 sed 's/^dscp = 8$/dscp = 10/' "$P0" >"$P1"
 
-# cfg_inner: id of the inner map in the slot of the qos_cfg map of the
-# programs at qosctl's egress filter on $DEV.
-cfg_inner()
+gen()
 {
-	local prog m outer
+	cfg_gen "$R" "$DEV"
+}
 
-	prog=$(slot_prog "$R" "$DEV" egress)
-	for m in $(bpftool prog show id "$prog" -j | jq '.map_ids[]'); do
-		outer=$(bpftool map show id "$m" -j | jq -r 'select(.name == "qos_cfg") | .id')
-		[ -n "$outer" ] && break
-	done
-	bpftool map lookup id "$outer" key 0 0 0 0 -j |
-		jq -r '.value | map(ltrimstr("0x")) | reverse | join("") | "0x" + .' |
-		xargs printf '%d\n'
+# active: the bytes of the active slot.
+active()
+{
+	cfg_slot "$R" "$DEV" $(($(gen) & 1))
 }
 
 # lbe FAM: packets of FAM (ipv4, ipv6) counted in lbe at $DEV's egress.
@@ -76,73 +74,107 @@ pings_in_lbe()
 	done
 }
 
-# kept_shown INNER BPS WHAT: the inner map is still INNER and qosctl show
-# reads BPS, after WHAT.
+# p1_mapping: packets classified by $P1: DSCP 10 in lbe, DSCP 8 not.
+p1_mapping()
+{
+	pings_in_lbe 0x20 0
+	pings_in_lbe 0x28 $N
+}
+
+# kept_shown GEN BPS WHAT: the generation is still GEN and qosctl show reads
+# BPS, after WHAT.
 kept_shown()
 {
 	local now
 
-	now=$(cfg_inner)
+	now=$(gen)
 	[ "$1" = "$now" ]
-	check_err $? "$3: inner map $1 -> $now"
+	check_err $? "$3: generation $1 -> $now"
 	[ "$(shown_rate)" = "$2" ]
 	check_err $? "$3: qosctl show reads rate_bps $(shown_rate), want $2"
 }
 
 rate_only()
 {
-	local i0
+	local g0
 
 	RET=0
 	qosctl_ns "$R" apply "$P0" dev "$DEV" rate 100mbit
 	check_err $? "apply $P0"
-	i0=$(cfg_inner)
+	g0=$(gen)
+	[ "$g0" -ge 1 ]
+	check_err $? "generation $g0 after an apply, want >= 1"
 	pings_in_lbe 0x20 $N
 	qosctl_ns "$R" apply "$P0" dev "$DEV" rate 200mbit
 	check_err $? "re-apply at 200mbit"
-	kept_shown "$i0" 200000000 "rate-only re-apply"
+	kept_shown "$g0" 200000000 "rate-only re-apply"
 	pings_in_lbe 0x20 $N
-	log_test "rate-only re-apply: inner map $i0 kept, rate shown 200mbit, DSCP 8 still lbe (v4, v6)"
+	log_test "rate-only re-apply: generation $g0 kept, rate shown 200mbit, DSCP 8 still lbe (v4, v6)"
 }
 
 dscp_change()
 {
-	local i0 i1 i2
+	local g0 g1 g2
 
 	RET=0
-	i0=$(cfg_inner)
+	g0=$(gen)
 	qosctl_ns "$R" apply "$P1" dev "$DEV" rate 200mbit
 	check_err $? "apply $P1"
-	i1=$(cfg_inner)
+	g1=$(gen)
 	qosctl_ns "$R" apply "$P1" dev "$DEV" rate 100mbit
 	check_err $? "re-apply $P1 at 100mbit"
-	i2=$(cfg_inner)
-	[ "$i0" != "$i1" ] && [ "$i1" = "$i2" ]
-	check_err $? "inner maps $i0 -> $i1 -> $i2: want one swap, at the DSCP change"
-	pings_in_lbe 0x20 0
-	pings_in_lbe 0x28 $N
-	log_test "DSCP change: swapped once ($i0 -> $i1), DSCP 8 left lbe, DSCP 10 in it (v4, v6)"
+	g2=$(gen)
+	[ "$g1" -eq $((g0 + 1)) ] && [ "$g1" = "$g2" ]
+	check_err $? "generations $g0 -> $g1 -> $g2: want one flip, at the DSCP change"
+	p1_mapping
+	log_test "DSCP change: flipped once ($g0 -> $g1), DSCP 8 left lbe, DSCP 10 in it (v4, v6)"
+}
+
+# Two data-path re-applies in a row, the second at once: both flip, and the
+# second writes the slot the first left (no program may read it by then).
+back_to_back()
+{
+	local g0 b1 b0
+
+	RET=0
+	g0=$(gen)
+	b1=$(active)
+	qosctl_ns "$R" apply "$P0" dev "$DEV" rate 100mbit
+	check_err $? "apply $P0"
+	b0=$(active)
+	qosctl_ns "$R" apply "$P1" dev "$DEV" rate 100mbit
+	check_err $? "apply $P1 right after"
+	[ "$(gen)" -eq $((g0 + 2)) ]
+	check_err $? "generation $g0 -> $(gen), want $((g0 + 2))"
+	[ "$b0" != "$b1" ] && [ "$(active)" = "$b1" ] && [ "$(cfg_slot "$R" "$DEV" $((g0 & 1)))" = "$b1" ] &&
+		[ "$(cfg_slot "$R" "$DEV" $(((g0 + 1) & 1)))" = "$b0" ]
+	check_err $? "slots: want $P1's bytes active again, $P0's in the other"
+	p1_mapping
+	log_test "two DSCP changes in a row: flipped twice, slots hold both values, newest used (v4, v6)"
 }
 
 # A re-apply that fails after its configuration step (QOSCTL_FAIL=cfg)
 # rolls back: the meta (the rate shown) and the data path (DSCP 10 in lbe)
-# are as before, and a rate-only one leaves the inner map in place.
+# are as before; a rate-only one flips nothing, a DSCP change flips and
+# flips back to the same bytes.
 failed_reapply()
 {
-	local i0 out
+	local g0 b0 out
 
 	RET=0
-	i0=$(cfg_inner)
+	g0=$(gen)
+	b0=$(active)
 	out=$(QOSCTL_FAIL=cfg qosctl_ns "$R" apply "$P1" dev "$DEV" rate 300mbit 2>&1)
 	check_fail $? "QOSCTL_FAIL=cfg rate-only apply succeeded: $out"
-	kept_shown "$i0" 100000000 "rolled-back rate-only apply"
+	kept_shown "$g0" 100000000 "rolled-back rate-only apply"
 	out=$(QOSCTL_FAIL=cfg qosctl_ns "$R" apply "$P0" dev "$DEV" rate 100mbit 2>&1)
 	check_fail $? "QOSCTL_FAIL=cfg DSCP change succeeded: $out"
-	pings_in_lbe 0x20 0
-	pings_in_lbe 0x28 $N
-	log_test "failed re-applies rolled back: rate, inner map $i0 and DSCP mapping kept (v4, v6)"
+	[ "$(gen)" -eq $((g0 + 2)) ] && [ "$(active)" = "$b0" ]
+	check_err $? "generation $g0 -> $(gen), want $((g0 + 2)) and the bytes before"
+	p1_mapping
+	log_test "failed re-applies rolled back: rate, configuration bytes and DSCP mapping kept (v4, v6)"
 }
 
-ALL_TESTS="rate_only dscp_change failed_reapply"
+ALL_TESTS="rate_only dscp_change back_to_back failed_reapply"
 tests_run
 exit $EXIT_STATUS

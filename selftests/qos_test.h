@@ -61,15 +61,21 @@ static inline struct qos_rule_maps qos_test_rule_maps(struct qos *skel)
 	return m;
 }
 
+/* The inactive slot written and flipped to, as qosctl does; no grace
+ * period: nothing runs the programs between two test runs. */
 static inline int qos_test_cfg_put(struct qos *skel, const struct qos_cfg *cfg)
 {
-	int fd = qos_cfg_new(cfg), ret;
+	int slots = bpf_map__fd(skel->maps.qos_cfg_slots), gen = bpf_map__fd(skel->maps.qos_cfg_gen);
+	uint32_t zero = 0, g, slot;
 
-	if (fd < 0)
-		return fd;
-	ret = qos_cfg_put(bpf_map__fd(skel->maps.qos_cfg), fd);
-	close(fd);
-	return ret;
+	if (bpf_map_lookup_elem(gen, &zero, &g))
+		return -errno;
+	g = g + 1 ?: 2;
+	slot = g & 1;
+	if (bpf_map_update_elem(slots, &slot, cfg, BPF_ANY) ||
+	    bpf_map_update_elem(gen, &zero, &g, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 /* Write the configuration of tc-profiles/@name into the loaded object. */

@@ -662,7 +662,6 @@ TEST(mem_estimate)
 	struct qos_rule_key key = {};
 	int ncpus = libbpf_num_possible_cpus(), rows = qos_cpu_rows();
 	uint64_t empty, full, elem, est, counters, other;
-	int inner;
 	struct qos_profile_mem m;
 	char err[512], path[512];
 	struct qos *skel;
@@ -726,13 +725,8 @@ TEST(mem_estimate)
 		   memlock(skel->maps.qos_police_stats);
 	EXPECT_LE(m.counters, counters);
 	EXPECT_LE(counters - m.counters, 3 * MAP_HDR_MAX);
-	/* The configuration's inner array is made by qosctl, not the skeleton:
-	 * one of the same shape stands in for it. */
-	inner = qos_cfg_new(&(struct qos_cfg){});
-	ASSERT_LE(0, inner);
-	other = memlock(skel->maps.qos_cfg) + memlock_fd(inner) +
+	other = memlock(skel->maps.qos_cfg_slots) + memlock(skel->maps.qos_cfg_gen) +
 		memlock(skel->maps.qos_meta) + memlock(skel->maps.qos_policers);
-	close(inner);
 	EXPECT_LE(m.other, other);
 	EXPECT_LE(other - m.other, 4 * MAP_HDR_MAX);
 	qos__destroy(skel);

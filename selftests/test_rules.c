@@ -564,10 +564,13 @@ TEST_F(rules, live_changes)
 	id0 = info.id;
 	EXPECT_EQ(CLS_BE, classify(self, &pk));
 	for (i = 0; i < 50; i++) {
-		uint32_t inner = qos_cfg_inner_id(bpf_map__fd(self->skel->maps.qos_cfg));
+		int gfd = bpf_map__fd(self->skel->maps.qos_cfg_gen);
+		uint32_t zero = 0, g0 = 0, g1 = 0;
 
+		ASSERT_EQ(0, bpf_map_lookup_elem(gfd, &zero, &g0));
 		ASSERT_EQ(0, install(self, exact, 1));
-		EXPECT_NE(inner, qos_cfg_inner_id(bpf_map__fd(self->skel->maps.qos_cfg)));
+		ASSERT_EQ(0, bpf_map_lookup_elem(gfd, &zero, &g1));
+		EXPECT_EQ(g0 + 1, g1);
 		EXPECT_EQ(CLS_PIP, classify(self, &pk));
 		ASSERT_EQ(0, install(self, pre, 1));
 		EXPECT_EQ(CLS_LBE, classify(self, &pk));

@@ -12,26 +12,31 @@
 #include "../qos_shared.h"
 
 /*
- * The configuration lives in a one-entry array held in the one slot of
- * qos_cfg; qosctl replaces the inner array whole (the first QOS_CFG_DP_SIZE
- * bytes of struct qos_cfg, all the programs read of it). An empty
- * slot (programs loaded, not yet configured) leaves every packet alone.
+ * The configuration: two slots of the data-path value (the first
+ * QOS_CFG_DP_SIZE bytes of struct qos_cfg, all the programs read of it)
+ * and, in a map of its own, the flip generation (entry 0) whose low bit
+ * says which slot is active. qosctl writes the inactive slot, once no
+ * program run can still be reading it (entry 1: the generation at which it
+ * was last known so), then stores the generation with one 32-bit store
+ * through mmap() (Documentation/design.rst, "Two slots"). Generation 0:
+ * programs loaded, never configured: every packet is left alone.
  */
-/* Sizes, not BTF types: the programs reach struct qos_cfg only through the
- * inner lookup, so clang would describe it as a forward declaration. */
-struct qos_cfg_inner {
+/* Sizes, not BTF types: clang would describe struct qos_cfg as a forward
+ * declaration, the programs reaching it only through the lookup. */
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, QOS_CFG_DP_SIZE);
-};
+} qos_cfg_slots SEC(".maps") __weak;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__array(values, struct qos_cfg_inner);
-} qos_cfg SEC(".maps") __weak;
+	__type(value, __u32);
+} qos_cfg_gen SEC(".maps") __weak;
 
 /* What qosctl installed (struct qos_meta_rec): the programs never read it;
  * qosctl binds it to them so that it is found through them. */
@@ -135,16 +140,21 @@ struct {
  */
 QOS_RULE_ID_MAP(BPF_MAP_TYPE_HASH, struct qos_rule_policer) qos_rule_pols SEC(".maps") __weak;
 
-/* The device's configuration, NULL while the slot is empty. */
+/* The device's configuration, NULL while it has none. The generation is
+ * loaded once: the slot's address depends on it, and the slot it names was
+ * written whole before it was stored. */
 static __always_inline struct qos_cfg *qos_get_cfg(void)
 {
-	__u32 zero = 0;
-	void *inner;
+	__u32 zero = 0, *gen, g, slot;
 
-	inner = bpf_map_lookup_elem(&qos_cfg, &zero);
-	if (!inner)
+	gen = bpf_map_lookup_elem(&qos_cfg_gen, &zero);
+	if (!gen)
 		return NULL;
-	return bpf_map_lookup_elem(inner, &zero);
+	g = *(volatile __u32 *)gen;
+	if (!g)
+		return NULL;
+	slot = g & 1;
+	return bpf_map_lookup_elem(&qos_cfg_slots, &slot);
 }
 
 #endif /* __QOS_LIB_MAPS_H */

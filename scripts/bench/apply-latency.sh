@@ -17,11 +17,13 @@
 #          applied, device closed, timed inside the process), the rate
 #          alternating as for reapply.
 # A rate is meta, which the programs never read: reapply and agent change
-# the tree and swap no configuration (design.rst, "The configuration,
+# the tree and flip no configuration (design.rst, "The configuration,
 # switched whole"). reapply-dp and agent-dp change what the programs read
 # too: the profile alternates with a copy of it whose DSCP 10 is mapped to
 # the class of DSCP 8 (BENCH_PROFILE must map DSCP 8 with "dscp = 8"), so
-# every run swaps the configuration.
+# every run flips the configuration (design.rst, "Two slots"). agent-dp
+# applies back to back, so each waits for the grace period the flip
+# before it started; agent-dp-gap leaves 50 ms between two, untimed.
 # Times are wall clock around the whole command, process start and nsenter
 # included, as an operator or a configuration tool sees them.
 #
@@ -142,6 +144,11 @@ if [ -x "$BENCH_APPLY" ]; then
 		in_ns "$A" "$BENCH_APPLY" "$A_IF" "$src" 1gbit 1gbit "$RUNS" "$DP_PROFILE" |
 			sed 's/^/agent-dp,/' >> "$raw"
 		ops="$ops agent-dp"
+		# The same with 50 ms between two applies, untimed: changes
+		# as an agent meets them, a grace period apart or more.
+		in_ns "$A" env BENCH_APPLY_GAP_MS=50 "$BENCH_APPLY" "$A_IF" "$src" 1gbit 1gbit \
+			"$RUNS" "$DP_PROFILE" | sed 's/^/agent-dp-gap,/' >> "$raw"
+		ops="$ops agent-dp-gap"
 	fi
 	qosctl_ns "$A" remove dev "$A_IF" >/dev/null
 fi

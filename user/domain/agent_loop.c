@@ -21,6 +21,7 @@
 #include "domain/etcd.h"
 #include "lib/json.h"
 #include "lib/util.h"
+#include "txn/install.h"
 
 /* List everything again this often, whatever the watch says (seconds). */
 #define AGENT_RELIST_S		60
@@ -360,6 +361,7 @@ int qos_agent_run(const struct qos_agent_opts *o, char *err, size_t errlen)
 	snprintf(a.prefix, sizeof(a.prefix), "%srouter/%s/", o->root, o->router);
 	snprintf(a.status_key, sizeof(a.status_key), "%sstatus/%s", o->root, o->router);
 	qos_agent_desired_init(&a.d);
+	qos_install_async(true);
 	ret = qos_etcd_open(&a.e, o->endpoints, o->tls, err, errlen);
 	if (ret)
 		goto out;

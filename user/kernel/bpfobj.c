@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -26,6 +29,7 @@
 #include <netlink/route/classifier.h>
 
 #include "kernel/bpfobj.h"
+#include "kernel/gp.h"
 #include "kernel/nl.h"
 #include "kernel/tcx.h"
 #include "lib/util.h"
@@ -42,6 +46,8 @@ static const char *const map_names[QOS_MAP_MAX] = {
 	[QOS_MAP_RULES4] = "qos_rules4",
 	[QOS_MAP_RULE_POLS] = "qos_rule_pols",
 	[QOS_MAP_META] = "qos_meta",
+	[QOS_MAP_SLOTS] = "qos_cfg_slots",
+	[QOS_MAP_GEN] = "qos_cfg_gen",
 };
 
 static const char *const prog_names[QOS_DIR_MAX] = { "qos_ingress", "qos_egress" };
@@ -160,13 +166,15 @@ uint64_t qos_obj_hash(void)
 	return h;
 }
 
+/* The skeleton's map @idx; NULL for QOS_MAP_CFG, which only programs of
+ * an earlier build have. */
 static struct bpf_map *skel_map(struct qos *skel, int idx)
 {
 	struct bpf_map *maps[QOS_MAP_MAX] = {
-		skel->maps.qos_cfg, skel->maps.qos_stats, skel->maps.qos_unparsed,
+		NULL, skel->maps.qos_stats, skel->maps.qos_unparsed,
 		skel->maps.qos_rules, skel->maps.qos_rule_stats, skel->maps.qos_policers,
 		skel->maps.qos_police_stats, skel->maps.qos_rules4, skel->maps.qos_rule_pols,
-		skel->maps.qos_meta,
+		skel->maps.qos_meta, skel->maps.qos_cfg_slots, skel->maps.qos_cfg_gen,
 	};
 
 	return maps[idx];
@@ -262,7 +270,8 @@ static void *prog_load_run(void *arg)
 	for (d = 0; d < QOS_DIR_MAX && !ret; d++)
 		ret = bpf_program__set_autoload(skel_prog(l->skel, d), d == (int)l->dir);
 	for (i = 0; i < QOS_MAP_MAX && !ret; i++)
-		if (l->share && (l->share_mask & 1U << i) && l->share->map[i] >= 0)
+		if (l->share && (l->share_mask & 1U << i) && l->share->map[i] >= 0 &&
+		    skel_map(l->skel, i))
 			ret = bpf_map__reuse_fd(skel_map(l->skel, i), l->share->map[i]);
 	l->ret = ret ?: qos__load(l->skel);
 	l->ns = qos_boottime_ns() - t0;
@@ -296,6 +305,8 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 	prog_load_run(&maps);
 	ret = maps.ret;
 	for (i = 0; i < QOS_MAP_MAX && !ret; i++) {
+		if (!skel_map(maps.skel, i))
+			continue;
 		out->map[i] = dup_fd(bpf_map__fd(skel_map(maps.skel, i)));
 		if (out->map[i] < 0)
 			ret = out->map[i];
@@ -323,7 +334,7 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 		}
 		/* Every map, so that one program alone holds the state. */
 		for (i = 0; i < QOS_MAP_MAX && !ret; i++)
-			if (bpf_prog_bind_map(out->prog[d], out->map[i], NULL))
+			if (out->map[i] >= 0 && bpf_prog_bind_map(out->prog[d], out->map[i], NULL))
 				ret = -errno;
 		if (!ret)
 			prog_load_log(&l[d], out->prog[d]);
@@ -513,6 +524,28 @@ static int slots_find(int ifindex, struct qos_progs *out, uint32_t id[QOS_DIR_MA
 	return 0;
 }
 
+/*
+ * Maps @p may lack: the slots and the generation (programs of an earlier
+ * build, with the array of maps), the array of maps (this build's), and
+ * qos_meta (a build before the meta had a map of its own: the meta is in
+ * their value, qos_cfg_get()).
+ */
+static bool map_optional(const struct qos_progs *p, int m)
+{
+	bool slots = p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0;
+
+	switch (m) {
+	case QOS_MAP_CFG:
+		return slots && p->map[QOS_MAP_META] >= 0;
+	case QOS_MAP_META:
+	case QOS_MAP_SLOTS:
+	case QOS_MAP_GEN:
+		return !slots && p->map[QOS_MAP_CFG] >= 0;
+	default:
+		return false;
+	}
+}
+
 int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatlen)
 {
 	struct qos_progs other;
@@ -557,10 +590,8 @@ int qos_progs_find(int ifindex, struct qos_progs *out, char *what, size_t whatle
 		ret = ret ?: maps_merge(out, &other);
 		qos_progs_close(&other);
 	}
-	/* Programs of a build before the meta had a map of its own lack
-	 * qos_meta: the meta is in their value (qos_cfg_get()). */
 	for (m = 0; m < QOS_MAP_MAX && !ret; m++)
-		if (out->map[m] < 0 && m != QOS_MAP_META)
+		if (out->map[m] < 0 && !map_optional(out, m))
 			ret = -EPROTO;
 	if (ret)
 		goto maps;
@@ -600,8 +631,7 @@ int qos_slot_meta(int ifindex, struct qos_meta *meta, uint32_t *ifb_ifindex)
 		if (p.prog[d] < 0)
 			continue;
 		ours = prog_name_is(p.prog[d], prog_names[d], &p.prog_id[d]) == 1;
-		if (ours && !prog_maps(p.prog[d], &p) && p.map[QOS_MAP_CFG] >= 0 &&
-		    !qos_cfg_get(p.map[QOS_MAP_CFG], p.map[QOS_MAP_META], cfg) &&
+		if (ours && !prog_maps(p.prog[d], &p) && !qos_cfg_get(&p, cfg) &&
 		    cfg->meta.version == QOS_META_VERSION) {
 			*meta = cfg->meta;
 			*ifb_ifindex = cfg->ifb_ifindex;
@@ -820,130 +850,375 @@ int qos_clsact_destroy_if_empty(int ifindex)
 	return err;
 }
 
-uint32_t qos_cfg_inner_id(int outer)
-{
-	uint32_t zero = 0, id = 0;
-
-	if (bpf_map_lookup_elem(outer, &zero, &id))
-		return 0;
-	return id;
-}
-
-/* The value of the inner map @fd, if it has @size bytes. */
-static int cfg_read(int fd, struct qos_cfg *cfg, uint32_t size)
+/* The value of the array @fd at @key, if it has @size bytes. */
+static int cfg_read(int fd, uint32_t key, struct qos_cfg *cfg, uint32_t size)
 {
 	struct bpf_map_info info = {};
-	uint32_t zero = 0, len = sizeof(info);
+	uint32_t len = sizeof(info);
 
 	/* Another build's value may be larger than ours: never read it. */
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	if (info.value_size != size)
 		return -EPROTO;
-	return bpf_map_lookup_elem(fd, &zero, cfg) ? -errno : 0;
+	return bpf_map_lookup_elem(fd, &key, cfg) ? -errno : 0;
+}
+
+static int rec_get(int meta, struct qos_meta_rec *rec)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_lookup_elem_flags(meta, &zero, rec, BPF_F_LOCK) ? -errno : 0;
+}
+
+static int rec_put(int meta, const struct qos_meta_rec *rec)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(meta, &zero, rec, BPF_F_LOCK) ? -errno : 0;
 }
 
 static int meta_get(int meta, struct qos_cfg *cfg)
 {
 	struct qos_meta_rec rec;
-	uint32_t zero = 0;
+	int ret = rec_get(meta, &rec);
 
-	if (bpf_map_lookup_elem_flags(meta, &zero, &rec, BPF_F_LOCK))
-		return -errno;
+	if (ret)
+		return ret;
 	cfg->meta = rec.meta;
 	cfg->ifb = rec.ifb;
 	return 0;
 }
 
-/* The first @size bytes of the value in the slot of @outer (-ENOENT if it
- * is empty). */
-static int slot_read(int outer, struct qos_cfg *cfg, uint32_t size)
+/* Programs of an earlier build: the first @size bytes of the value of the
+ * inner map in the slot of @outer (-ENOENT if it is empty). */
+static int inner_read(int outer, struct qos_cfg *cfg, uint32_t size)
 {
-	uint32_t id = qos_cfg_inner_id(outer);
+	uint32_t zero = 0, id = 0;
 	int fd, ret;
 
-	if (!id)
+	if (bpf_map_lookup_elem(outer, &zero, &id) || !id)
 		return -ENOENT;
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
-	ret = cfg_read(fd, cfg, size);
+	ret = cfg_read(fd, 0, cfg, size);
 	close(fd);
 	return ret;
 }
 
-int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg)
+static int gen_get(const struct qos_progs *p, uint32_t *gen)
 {
+	uint32_t zero = 0;
+
+	*gen = 0;
+	return bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &zero, gen) ? -errno : 0;
+}
+
+uint32_t qos_cfg_gen(const struct qos_progs *p)
+{
+	uint32_t gen;
+
+	return p->map[QOS_MAP_GEN] < 0 || gen_get(p, &gen) ? 0 : gen;
+}
+
+/* The active slot, read as a seqlock's reader: a slot is rewritten only
+ * after two flips, so a generation read the same before and after says
+ * the bytes are whole (a reader without the device lock: show). */
+static int slots_read(const struct qos_progs *p, struct qos_cfg *cfg)
+{
+	uint32_t g0, g1;
+	int tries, ret;
+
+	for (tries = 0; tries < 8; tries++) {
+		ret = gen_get(p, &g0);
+		if (!ret && !g0)
+			return -ENOENT;
+		ret = ret ?: cfg_read(p->map[QOS_MAP_SLOTS], g0 & 1, cfg, QOS_CFG_DP_SIZE);
+		ret = ret ?: gen_get(p, &g1);
+		if (ret || g0 == g1)
+			return ret;
+	}
+	return -EAGAIN;
+}
+
+int qos_cfg_get(const struct qos_progs *p, struct qos_cfg *cfg)
+{
+	int meta = p->map[QOS_MAP_META];
+
+	if (p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0 && meta >= 0)
+		return slots_read(p, cfg) ?: meta_get(meta, cfg);
+	if (p->map[QOS_MAP_CFG] < 0)
+		return -EPROTO;
 	/* Programs without a meta map are of a build that kept the meta in
 	 * the value, at the same place: read it whole, to replace them. */
 	if (meta < 0)
-		return slot_read(outer, cfg, sizeof(*cfg));
-	return slot_read(outer, cfg, QOS_CFG_DP_SIZE) ?: meta_get(meta, cfg);
+		return inner_read(p->map[QOS_MAP_CFG], cfg, sizeof(*cfg));
+	return inner_read(p->map[QOS_MAP_CFG], cfg, QOS_CFG_DP_SIZE) ?: meta_get(meta, cfg);
 }
 
-int qos_cfg_new(const struct qos_cfg *cfg)
-{
-	uint32_t zero = 0;
-	int fd, ret;
+/*
+ * This process's last flips, by the id of their generation map: the moment
+ * a grace period must begin after for the slot a flip left to be clean. A
+ * flip of another process was made before this one took the device lock.
+ */
+static struct {
+	uint32_t map_id, gen;
+	uint64_t at;
+} flips[16];
+static unsigned int flips_next;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "qos_cfg_value", sizeof(zero), QOS_CFG_DP_SIZE, 1,
-			    NULL);
-	if (fd < 0)
-		return -errno;
-	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	/* Nothing writes it after this. */
-	if (bpf_map_freeze(fd) && errno != EINVAL && errno != EOPNOTSUPP) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	return fd;
+static uint64_t flip_since(uint32_t map_id, uint32_t gen, uint64_t since)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(flips); i++)
+		if (flips[i].map_id == map_id && flips[i].gen == gen)
+			return flips[i].at;
+	return since;
 }
 
-int qos_cfg_put(int outer, int inner_fd)
+static void flip_note(uint32_t map_id, uint32_t gen, uint64_t at)
 {
-	uint32_t zero = 0;
+	size_t i;
 
-	return bpf_map_update_elem(outer, &zero, &inner_fd, BPF_ANY) ? -errno : 0;
+	for (i = 0; i < ARRAY_SIZE(flips) && flips[i].map_id != map_id; i++)
+		;
+	if (i == ARRAY_SIZE(flips))
+		i = flips_next++ % ARRAY_SIZE(flips);
+	flips[i].map_id = map_id;
+	flips[i].gen = gen;
+	flips[i].at = at;
 }
 
-int qos_meta_put(int meta, const struct qos_cfg *cfg)
+static uint32_t map_id_of(int fd)
 {
-	struct qos_meta_rec rec = { .meta = cfg->meta, .ifb = cfg->ifb };
-	uint32_t zero = 0;
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
 
-	return bpf_map_update_elem(meta, &zero, &rec, BPF_F_LOCK) ? -errno : 0;
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-/* Does the slot of @outer hold @cfg's data-path value already? */
-static bool cfg_same(int outer, const struct qos_cfg *cfg)
+/* Does the active slot (generation @g) hold @cfg's data-path value? */
+static bool slot_same(const struct qos_progs *p, uint32_t g, const struct qos_cfg *cfg)
 {
-	struct qos_cfg *now = malloc(sizeof(*now));
+	struct qos_cfg *now;
 	bool same;
 
-	same = now && !slot_read(outer, now, QOS_CFG_DP_SIZE) &&
+	if (!g)
+		return false;
+	now = malloc(sizeof(*now));
+	same = now && !cfg_read(p->map[QOS_MAP_SLOTS], g & 1, now, QOS_CFG_DP_SIZE) &&
 	       !memcmp(now, cfg, QOS_CFG_DP_SIZE);
 	free(now);
 	return same;
 }
 
-int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, bool *swapped)
-{
-	int inner, ret = 0;
+/* The words of qos_cfg_gen, mmap()ed: the generation (key 0) and the
+ * generation at which the inactive slot was last known clean (key 1; an
+ * array's elements are 8 bytes apart). */
+enum { GEN_NOW = 0, GEN_CLEAN = 2 };
 
-	*swapped = !cfg_same(p->map[QOS_MAP_CFG], cfg);
-	if (*swapped) {
-		inner = qos_cfg_new(cfg);
-		if (inner < 0)
-			return inner;
-		ret = qos_cfg_put(p->map[QOS_MAP_CFG], inner);
-		close(inner);
+static uint32_t *gen_map(int fd)
+{
+	void *w = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return w == MAP_FAILED ? NULL : w;
+}
+
+static void gen_unmap(uint32_t *w)
+{
+	munmap(w, sysconf(_SC_PAGESIZE));
+}
+
+/* A grace period began after generation @g was flipped to and has ended:
+ * the slot it left is clean. A plain store, without the device lock: every
+ * value stored is a generation whose slot left was clean, and only the
+ * current one makes the slot clean (design.rst, "Two slots"). */
+static void gen_clean(uint32_t *w, uint32_t g)
+{
+	if (__atomic_load_n(&w[GEN_NOW], __ATOMIC_ACQUIRE) == g)
+		__atomic_store_n(&w[GEN_CLEAN], g, __ATOMIC_RELEASE);
+}
+
+/* Write @cfg into the slot generation @g left inactive and make it the
+ * active one: one aligned 32-bit store, after the write. */
+static int slot_flip(const struct qos_progs *p, uint32_t *w, const struct qos_cfg *cfg,
+		     uint32_t g, struct qos_cfg_flip *f)
+{
+	uint32_t ng = g + 1 ?: 2, slot = ng & 1;
+
+	if (bpf_map_update_elem(p->map[QOS_MAP_SLOTS], &slot, cfg, BPF_ANY))
+		return -errno;
+	/* The update returned before this store; a program loads the
+	 * generation, then the slot it names (an address dependency). */
+	__atomic_store_n(&w[GEN_NOW], ng, __ATOMIC_RELEASE);
+	f->gen = ng;
+	f->flipped = true;
+	f->at_ns = qos_boottime_ns();
+	return 0;
+}
+
+/* Until the slot generation @g left is clean: marked so by whoever waited
+ * for it (another process included), or a grace period begun after
+ * @since has ended here. */
+static int clean_wait(uint32_t *w, uint32_t g, uint64_t since)
+{
+	qos_gp_start(since);
+	while (__atomic_load_n(&w[GEN_CLEAN], __ATOMIC_ACQUIRE) != g && !qos_gp_done(since)) {
+		if (!qos_gp_busy())
+			return qos_gp_wait(since);
+		usleep(200);
 	}
-	return ret ?: qos_meta_put(p->map[QOS_MAP_META], cfg);
+	return 0;
+}
+
+static bool have_slots(const struct qos_progs *p)
+{
+	return p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0 && p->map[QOS_MAP_META] >= 0;
+}
+
+/* qos_cfg_set() on the mapped words @w of generation map @id. */
+static int cfg_flip(const struct qos_progs *p, uint32_t *w, uint32_t id,
+		    const struct qos_cfg *cfg, uint64_t since, struct qos_cfg_flip *f)
+{
+	uint32_t g = __atomic_load_n(&w[GEN_NOW], __ATOMIC_ACQUIRE);
+	uint32_t clean = __atomic_load_n(&w[GEN_CLEAN], __ATOMIC_ACQUIRE);
+	int ret;
+
+	f->gen = g;
+	if (slot_same(p, g, cfg)) {
+		if (clean != g && qos_gp_done(flip_since(id, g, since)))
+			gen_clean(w, g);
+		return 0;
+	}
+	/* At generation 0 the programs read neither slot. */
+	if (g && clean != g) {
+		ret = clean_wait(w, g, flip_since(id, g, since));
+		if (ret)
+			return ret;
+	}
+	ret = slot_flip(p, w, cfg, g, f);
+	if (ret)
+		return ret;
+	flip_note(id, f->gen, f->at_ns);
+	f->clean = !g;
+	if (f->clean)
+		gen_clean(w, f->gen);
+	return 0;
+}
+
+int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, uint64_t since,
+		struct qos_cfg_flip *f)
+{
+	struct qos_meta_rec rec = { .meta = cfg->meta, .ifb = cfg->ifb };
+	uint32_t *w;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	if (!have_slots(p))
+		return -EPROTO;
+	w = gen_map(p->map[QOS_MAP_GEN]);
+	if (!w)
+		return -errno;
+	ret = cfg_flip(p, w, map_id_of(p->map[QOS_MAP_GEN]), cfg, since, f);
+	gen_unmap(w);
+	return ret ?: rec_put(p->map[QOS_MAP_META], &rec);
+}
+
+void qos_cfg_prepare(const struct qos_progs *p, uint64_t since)
+{
+	uint32_t zero = 0, one = 1, g, clean;
+
+	if (!have_slots(p) || bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &zero, &g) || !g ||
+	    bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &one, &clean) || clean == g)
+		return;
+	qos_gp_start(flip_since(map_id_of(p->map[QOS_MAP_GEN]), g, since));
+}
+
+/* Mark the slot @f left clean, in the map @fd. */
+static int clean_mark(int fd, const struct qos_cfg_flip *f)
+{
+	uint32_t *w = gen_map(fd);
+
+	if (!w)
+		return -errno;
+	gen_clean(w, f->gen);
+	gen_unmap(w);
+	return 0;
+}
+
+int qos_cfg_clean(const struct qos_progs *p, const struct qos_cfg_flip *f)
+{
+	if (!f->flipped || f->clean)
+		return 0;
+	return qos_gp_wait(f->at_ns) ?: clean_mark(p->map[QOS_MAP_GEN], f);
+}
+
+/* What a waiter of qos_cfg_clean_later() holds. */
+struct clean_later {
+	int fd;				/* the generation map, its own */
+	struct qos_cfg_flip f;
+};
+
+static void *clean_later_run(void *arg)
+{
+	struct clean_later *c = arg;
+
+	if (!qos_gp_wait(c->f.at_ns))
+		clean_mark(c->fd, &c->f);
+	close(c->fd);
+	free(c);
+	return NULL;
+}
+
+/* In a grandchild, which init reaps: nothing of this process but the
+ * generation map, and no libc or libbpf state (this process has
+ * threads). */
+static void clean_later_fork(const struct clean_later *c)
+{
+	pid_t pid = fork();
+
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	if (pid < 0 || fork())
+		_exit(0);
+	dup2(c->fd, 0);
+	syscall(__NR_close_range, 1, ~0U, 0);
+	if (!qos_gp_once())
+		clean_mark(0, &c->f);
+	_exit(0);
+}
+
+void qos_cfg_clean_later(const struct qos_progs *p, const struct qos_cfg_flip *f, bool thread)
+{
+	struct clean_later *c;
+	pthread_attr_t attr;
+	pthread_t thr;
+
+	if (!f->flipped || f->clean || !(c = malloc(sizeof(*c))))
+		return;
+	c->f = *f;
+	c->fd = dup_fd(p->map[QOS_MAP_GEN]);
+	if (c->fd < 0) {
+		free(c);
+		return;
+	}
+	if (!thread) {
+		clean_later_fork(c);
+		close(c->fd);
+		free(c);
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&thr, &attr, clean_later_run, c)) {
+		close(c->fd);
+		free(c);
+	}
+	pthread_attr_destroy(&attr);
 }
 
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum)

@@ -2,7 +2,7 @@
 /*
  * The BPF side of a device: the two programs of the embedded object, the
  * maps they share, and the one configuration value they read (struct
- * qos_cfg in the qos_cfg array-of-maps). Nothing is pinned: whatever a
+ * qos_cfg, in one of two slots). Nothing is pinned: whatever a
  * device runs is found from its tc filters (Documentation/design.rst).
  */
 #ifndef __QOS_KERNEL_BPFOBJ_H
@@ -24,7 +24,7 @@
 #define QOS_TC_PRIO		0x51
 
 enum qos_map_idx {
-	QOS_MAP_CFG,
+	QOS_MAP_CFG,		/* programs of an earlier build: an array of maps */
 	QOS_MAP_STATS,
 	QOS_MAP_UNPARSED,
 	QOS_MAP_RULES,
@@ -34,6 +34,8 @@ enum qos_map_idx {
 	QOS_MAP_RULES4,
 	QOS_MAP_RULE_POLS,
 	QOS_MAP_META,
+	QOS_MAP_SLOTS,		/* two slots of the data-path value */
+	QOS_MAP_GEN,		/* the flip generation, mmap()able */
 	QOS_MAP_MAX,
 };
 
@@ -145,27 +147,44 @@ int qos_progs_detach(int ifindex, const uint32_t prog_id[QOS_DIR_MAX]);
 int qos_clsact_destroy_if_empty(int ifindex);
 
 /*
- * The configuration: read the data-path value in the slot of @outer and the
- * meta in @meta (-1: programs of a build that kept the meta in the value;
- * -ENOENT if the slot is empty), make a new inner map holding the
- * data-path part of @cfg, put an inner map in the slot. The kernel returns
- * from the last only once no program can still be running with the inner
- * map it replaced.
+ * The configuration of the programs @p: the data-path value in the active
+ * slot and the meta (-ENOENT if never configured). Programs of an earlier
+ * build hold it in the slot of an array of maps (QOS_MAP_CFG), and those
+ * of a build before that kept the meta in the value: read, to replace them.
  */
-int qos_cfg_get(int outer, int meta, struct qos_cfg *cfg);
-int qos_cfg_new(const struct qos_cfg *cfg);
-int qos_cfg_put(int outer, int inner_fd);
-/* Write the meta of @cfg into @meta, whole (BPF_F_LOCK). */
-int qos_meta_put(int meta, const struct qos_cfg *cfg);
+int qos_cfg_get(const struct qos_progs *p, struct qos_cfg *cfg);
+/* The flip generation of @p's configuration, 0: never configured. */
+uint32_t qos_cfg_gen(const struct qos_progs *p);
+
+/* What qos_cfg_set() did: the generation it left, whether it flipped, when. */
+struct qos_cfg_flip {
+	uint32_t gen;
+	bool flipped;
+	bool clean;		/* from generation 0: the slot left was never read */
+	uint64_t at_ns;		/* CLOCK_BOOTTIME, just after the flip */
+};
+
 /*
- * Make @cfg the configuration of the programs @p: swap a new inner map in
- * unless the one in the slot holds the same data-path value (*swapped
- * says which), then write the meta. Once it returns, every packet is
- * handled with @cfg's data-path value.
+ * Make @cfg the configuration of the programs @p: unless the active slot
+ * holds @cfg's data-path value already, write it into the inactive slot
+ * and flip the generation; then write the meta. The inactive slot is
+ * written only once a grace period has ended since a program could last
+ * read it: one that began after the last flip this process made, or after
+ * @since for a flip of another process (a moment after the device lock was
+ * taken). Once it returns, a program run that begins sees @cfg; one under
+ * way may see the value before until it ends (qos_cfg_clean()).
  */
-int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, bool *swapped);
-/* Id of the inner map in the slot of @outer, 0 if empty. */
-uint32_t qos_cfg_inner_id(int outer);
+int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, uint64_t since,
+		struct qos_cfg_flip *f);
+/* Begin, in a thread, the grace period qos_cfg_set() would wait for, when
+ * the inactive slot of @p is not known to be clean. */
+void qos_cfg_prepare(const struct qos_progs *p, uint64_t since);
+/* After the flip @f: wait until no program run can see the value before
+ * it, and record the inactive slot clean. */
+int qos_cfg_clean(const struct qos_progs *p, const struct qos_cfg_flip *f);
+/* The same, in the background: in a thread of this process (@thread, one
+ * that stays up), else in a process of its own that outlives this one. */
+void qos_cfg_clean_later(const struct qos_progs *p, const struct qos_cfg_flip *f, bool thread);
 
 /* Sum a per-CPU counter. */
 int qos_ctr_read(int fd, uint32_t key, struct qos_ctr *sum);

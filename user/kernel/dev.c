@@ -168,6 +168,7 @@ static int lock_dev(struct qos_dev *dev, char *err, size_t errlen)
 		    !fstatat(dev->run_fd, name, &now, AT_SYMLINK_NOFOLLOW) &&
 		    held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
 			dev->lock_fd = fd;
+			dev->locked_ns = qos_boottime_ns();
 			return 0;
 		}
 		close(fd);
@@ -228,7 +229,7 @@ int qos_dev_reload(struct qos_dev *dev, char *err, size_t errlen)
 		return ret;
 	}
 	dev->applied = true;
-	ret = qos_cfg_get(dev->cur.map[QOS_MAP_CFG], dev->cur.map[QOS_MAP_META], &dev->cfg);
+	ret = qos_cfg_get(&dev->cur, &dev->cfg);
 	if (ret == -ENOENT)
 		return 0;	/* loaded, never configured: an apply that died */
 	if (ret) {
@@ -290,6 +291,11 @@ int qos_dev_open(struct qos_dev *dev, const char *name, unsigned int flags, char
 	ret = qos_dev_reload(dev, err, errlen);
 	if (ret && !(ret == -EPROTO && (flags & QOS_DEV_BROKEN)))
 		goto fail;
+	/* A change the programs read may have to wait for a grace period
+	 * (design.rst, "Two slots"): begun now, it runs while the change is
+	 * planned and built. */
+	if (dev->lock_fd >= 0 && dev->applied)
+		qos_cfg_prepare(&dev->cur, dev->locked_ns);
 	return 0;
 fail:
 	qos_dev_close(dev);

@@ -25,6 +25,7 @@ struct qos_dev {
 	uint64_t netns;			/* cookie of the network namespace */
 	int run_fd;			/* QOS_RUN_DIR, checked */
 	int lock_fd;			/* held while the device may change */
+	uint64_t locked_ns;		/* when it was taken, CLOCK_BOOTTIME */
 	bool applied;			/* a pair of qosctl programs runs on it */
 	bool recovered;			/* opening it rolled back an unfinished change */
 	struct qos_progs cur;		/* those programs and their maps */

@@ -24,6 +24,8 @@
 #define KERN_HTAB_BUCKET	16
 #define KERN_HTAB_ELEM_HDR	48
 #define KERN_LLIST_NODE		8
+/* An mmap()able array's values are whole pages. */
+#define KERN_PAGE		4096
 
 static uint64_t round8(uint64_t n)
 {
@@ -89,9 +91,9 @@ uint64_t qos_mem_bytes(uint32_t rule_entries, int ncpus, int rows,
 					sizeof(struct qos_ctr), ncpus) +
 		     percpu_array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_police_ctrs),
 					ncpus);
-	/* The configuration: the qos_cfg array-of-maps slot (an 8-byte
-	 * pointer), the one-entry array it holds and the meta beside it. */
-	m.other = array_bytes(1, sizeof(uint64_t)) + array_bytes(1, QOS_CFG_DP_SIZE) +
+	/* The configuration: its two slots, the generation (an mmap()able
+	 * array: its header and its value a page each) and the meta. */
+	m.other = array_bytes(2, QOS_CFG_DP_SIZE) + 2 * KERN_PAGE +
 		  array_bytes(1, sizeof(struct qos_meta_rec)) +
 		  array_bytes(QOS_POLICER_RULE_FIRST, sizeof(struct qos_policer));
 	if (mem)

@@ -419,17 +419,38 @@ static void retire_policers(const struct qos_rule_maps *m, const struct qos_rule
 	free(used);
 }
 
+/* The rules of @cur that @next does not have, deleted when @del; without
+ * the memory to tell, every one (none deleted). */
+static size_t rules_gone(const struct qos_rule_maps *m, const struct qos_rules *cur,
+			 const struct qos_rules *next, bool del)
+{
+	uint8_t *in_next = id_set(next, m->capacity);
+	size_t i, n = 0;
+
+	if (!in_next)
+		return del ? 0 : cur->n;
+	for (i = 0; i < cur->n; i++) {
+		if (cur->r[i].id < m->capacity && in_next[cur->r[i].id])
+			continue;
+		n++;
+		if (del)
+			delete_rule(m, &cur->r[i]);
+	}
+	free(in_next);
+	return n;
+}
+
+bool qos_rules_gone(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		    const struct qos_rules *next)
+{
+	return rules_gone(m, cur, next, false) > 0;
+}
+
 void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		      const struct qos_rules *next)
 {
-	uint8_t *in_next = id_set(next, m->capacity);
-	size_t i;
-
-	for (i = 0; in_next && i < cur->n; i++)
-		if (cur->r[i].id >= m->capacity || !in_next[cur->r[i].id])
-			delete_rule(m, &cur->r[i]);
+	rules_gone(m, cur, next, true);
 	retire_policers(m, cur, next);
-	free(in_next);
 }
 
 void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cur,

@@ -55,6 +55,9 @@ int qos_rules_stage(const struct qos_rule_maps *m, const struct qos_rules *cur,
  * entries of rules of @cur that @next does not have, then their policers. */
 void qos_rules_retire(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		      const struct qos_rules *next);
+/* Has @cur a rule @next has not (one qos_rules_retire() would delete)? */
+bool qos_rules_gone(const struct qos_rule_maps *m, const struct qos_rules *cur,
+		    const struct qos_rules *next);
 /* Undo a stage of @next over @cur. */
 void qos_rules_unstage(const struct qos_rule_maps *m, const struct qos_rules *cur,
 		       const struct qos_rules *next);

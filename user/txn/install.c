@@ -11,12 +11,13 @@
  *   3. policers: changed ones rewritten whole, buckets carried over;
  *   4. qdisc tree: classes added or changed in place, or a new root;
  *      then the IFB of download shaping, kept or created, and its tree;
- *   5. configuration: a new inner map swapped into the programs' slot,
- *      the commit point for kept programs;
+ *   5. configuration: written into the programs' inactive slot, which
+ *      they are flipped to, the commit point for kept programs;
  *   6. attach: new programs replace the old ones, the commit point for
  *      new programs;
  *   7. prune classes and retire rule entries nothing refers to any more,
- *      and delete an IFB the new plan no longer uses;
+ *      and delete an IFB the new plan no longer uses, a grace period after
+ *      the commit point (settle());
  *   8. verify from the kernel that what runs is what was installed.
  *
  * QOSCTL_FAULT=<step> kills qosctl after a step (tests of crash recovery)
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/gp.h"
 #include "kernel/ifb.h"
 #include "kernel/policer.h"
 #include "kernel/qdisc.h"
@@ -202,20 +204,22 @@ static bool ifb_there(const struct qos_dev *dev)
 	       ifindex == (int)dev->cfg.ifb_ifindex;
 }
 
-static int verify(struct qos_dev *dev, const struct qos_progs *target, uint32_t inner_id,
-		  char *err, size_t errlen)
+/* What runs is what was installed: the programs, the generation the
+ * configuration was left at and the data-path bytes it names, the IFB. */
+static int verify(struct qos_dev *dev, const struct qos_progs *target,
+		  const struct qos_cfg_flip *f, const struct qos_cfg *cfg, char *err, size_t errlen)
 {
 	int ret = qos_dev_reload(dev, err, errlen);
 
 	if (ret)
 		return ret;
-	if (!attached(dev, target) || !dev->have_cfg ||
-	    qos_cfg_inner_id(dev->cur.map[QOS_MAP_CFG]) != inner_id ||
-	    !ifb_there(dev)) {
+	if (!attached(dev, target) || !dev->have_cfg || qos_cfg_gen(&dev->cur) != f->gen ||
+	    memcmp(&dev->cfg, cfg, QOS_CFG_DP_SIZE) || !ifb_there(dev)) {
 		snprintf(err, errlen,
 			 "dev %s: after installing, the kernel does not run what was installed "
-			 "(programs %u/%u, found %u/%u, or its IFB is gone)", dev->name, target->prog_id[0],
-			 target->prog_id[1], dev->cur.prog_id[0], dev->cur.prog_id[1]);
+			 "(programs %u/%u, found %u/%u, configuration %u, or its IFB is gone)",
+			 dev->name, target->prog_id[0], target->prog_id[1], dev->cur.prog_id[0],
+			 dev->cur.prog_id[1], f->gen);
 		return -EIO;
 	}
 	return 0;
@@ -260,6 +264,8 @@ struct install {
 	struct nl_sock *sk;
 	bool fresh;			/* a new root qdisc */
 	bool ifb_fresh;			/* ... on the IFB */
+	uint64_t t0;			/* when the device was locked */
+	struct qos_cfg_flip flip;	/* what step 5 did */
 };
 
 #define STEP(name)							\
@@ -382,19 +388,79 @@ static int stage(struct install *in, const struct qos_progs *held, char *err, si
 	return 0;
 }
 
-/* Step 5: the configuration, returning the id of the inner map put in. */
-static int put_cfg(struct install *in, uint32_t *inner_id, char *err, size_t errlen)
+/* Step 5: the configuration, written into the inactive slot and flipped
+ * to, unless the programs read it already. */
+static int put_cfg(struct install *in, char *err, size_t errlen)
 {
-	bool swapped;
 	int ret;
 
-	ret = qos_cfg_set(&in->target, &in->next->cfg, &swapped);
-	*inner_id = ret ? 0 : qos_cfg_inner_id(in->target.map[QOS_MAP_CFG]);
+	ret = qos_cfg_set(&in->target, &in->next->cfg, in->t0, &in->flip);
 	if (!ret)
-		qos_dbg("dev %s: configuration %s (inner map %u)", in->dev->name,
-			swapped ? "swapped" : "unchanged for the data path, not swapped", *inner_id);
+		qos_dbg("dev %s: configuration %s (generation %u)", in->dev->name,
+			in->flip.flipped ? "flipped" : "unchanged for the data path, not flipped",
+			in->flip.gen);
 	if (ret)
 		snprintf(err, errlen, "writing the configuration: %s", strerror(-ret));
+	return ret;
+}
+
+/* Does @cm's tree have a class @nm's has not, or is it replaced? */
+static bool classes_gone(const struct qos_meta *nm, const struct qos_meta *cm, bool fresh)
+{
+	uint32_t i, j;
+
+	if (nm->sched == QOS_SCHED_NONE || fresh || nm->qdisc_handle != cm->qdisc_handle ||
+	    qos_meta_queues(nm) != qos_meta_queues(cm))
+		return true;
+	for (i = 0; i < cm->nclasses && i < QOS_MAX_CLASSES; i++) {
+		for (j = 0; j < nm->nclasses && j < QOS_MAX_CLASSES; j++)
+			if (nm->classes[j].classid == cm->classes[i].classid)
+				break;
+		if (j == nm->nclasses || j == QOS_MAX_CLASSES)
+			return true;
+	}
+	return false;
+}
+
+/* Will step 7 remove something the configuration before may name? */
+static bool prune_needed(const struct install *in)
+{
+	const struct qos_plan *next = in->next, *cur = in->cur;
+
+	if (has_tree(cur) && classes_gone(&next->cfg.meta, &cur->cfg.meta, in->fresh))
+		return true;
+	if (has_ifb(cur) && (!qos_plan_has_ifb(next) || next->cfg.ifb_ifindex != cur->cfg.ifb_ifindex ||
+			     classes_gone(&next->cfg.ifb, &cur->cfg.ifb, in->ifb_fresh)))
+		return true;
+	return qos_rules_gone(&in->rm, &in->in_map, &next->rules);
+}
+
+static bool install_async;
+
+void qos_install_async(bool on)
+{
+	install_async = on;
+}
+
+/*
+ * Between the commit points (a flip, an attach, both at @since, 0: none)
+ * and step 7: a program run that began before may still use the value
+ * before, classes, rules and the IFB it names included. When step 7
+ * removes any of them it waits a grace period first (and the slot left is
+ * clean then); otherwise the wait is left to the next flip, which a
+ * process that stays up begins at once in a thread.
+ */
+static int settle(struct install *in, uint64_t since, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (since && prune_needed(in)) {
+		ret = qos_gp_wait(since) ?: qos_cfg_clean(&in->target, &in->flip);
+		if (ret)
+			snprintf(err, errlen, "waiting for a grace period: %s", strerror(-ret));
+	} else {
+		qos_cfg_clean_later(&in->target, &in->flip, install_async);
+	}
 	return ret;
 }
 
@@ -402,13 +468,14 @@ static int put_cfg(struct install *in, uint32_t *inner_id, char *err, size_t err
 static int commit(struct install *in, char *err, size_t errlen)
 {
 	struct qos_dev *dev = in->dev;
+	uint64_t committed;
 	bool clsact_created;
-	uint32_t inner_id;
 	int ret;
 
-	ret = put_cfg(in, &inner_id, err, errlen);
+	ret = put_cfg(in, err, errlen);
 	if (ret)
 		return ret;
+	committed = in->flip.flipped ? in->flip.at_ns : 0;
 	STEP("cfg");
 
 	if (!attached(dev, &in->target)) {
@@ -432,9 +499,13 @@ static int commit(struct install *in, char *err, size_t errlen)
 				 strerror(-ret));
 			return ret;
 		}
+		committed = qos_boottime_ns();
 	}
 	STEP("attach");
 
+	ret = settle(in, committed, err, errlen);
+	if (ret)
+		return ret;
 	ret = has_tree(in->cur) ? tree_prune(in->sk, dev->ifindex, &in->next->cfg.meta,
 					     &in->cur->cfg.meta, in->fresh) : 0;
 	ret = ret ?: ifb_prune(in);
@@ -446,13 +517,14 @@ static int commit(struct install *in, char *err, size_t errlen)
 	qos_rules_retire(&in->rm, &in->in_map, &in->next->rules);
 	STEP("prune");
 
-	return verify(dev, &in->target, inner_id, err, errlen);
+	return verify(dev, &in->target, &in->flip, &in->next->cfg, err, errlen);
 }
 
 int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
 		const struct qos_progs *held, struct qos_undo *undo, char *err, size_t errlen)
 {
-	struct install in = { .dev = dev, .next = next, .cur = cur };
+	struct install in = { .dev = dev, .next = next, .cur = cur,
+			      .t0 = dev->lock_fd >= 0 ? dev->locked_ns : qos_boottime_ns() };
 	int ret;
 
 	qos_progs_init(&in.target);
@@ -465,6 +537,10 @@ int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_pla
 	}
 	if (next->empty)
 		return teardown(dev, cur, err, errlen);
+	/* The grace period the flip may wait for, begun now: it runs while
+	 * the install builds the tree. */
+	if (dev->applied)
+		qos_cfg_prepare(&dev->cur, in.t0);
 
 	ret = qos_install_prepare(dev, next, cur, err, errlen);
 	if (!ret && (ret = qos_nl_open(&in.sk)))

@@ -40,6 +40,11 @@ int qos_install(struct qos_dev *dev, struct qos_plan *next, const struct qos_pla
 int qos_install_prepare(struct qos_dev *dev, struct qos_plan *next, const struct qos_plan *cur,
 			char *err, size_t errlen);
 
+/* A process that stays up (the agent): after a flip, the grace period that
+ * makes the slot left clean is waited in a thread of its own, not at the
+ * next flip. */
+void qos_install_async(bool on);
+
 void qos_undo_init(struct qos_undo *undo);
 void qos_undo_free(struct qos_undo *undo);
 
