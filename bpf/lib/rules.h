@@ -122,7 +122,7 @@ static __always_inline int qos_rules_match(struct __sk_buff *skb, const struct q
 		if (s->min_rank > best)
 			break;
 		/* A packet without ports matches no shape that compares one. */
-		if ((s->sport_mask | s->dport_mask) && !pkt->has_ports)
+		if ((s->sport_mask | s->dport_mask) && pkt->ports != QOS_PORTS_READ)
 			continue;
 		proto = pkt->proto & s->proto_mask;
 		sport = pkt->sport & s->sport_mask;
@@ -182,7 +182,7 @@ static __always_inline int qos_rules_classify(struct __sk_buff *skb, const struc
 		if (ret != QOS_UNP_NONE)
 			return pkt->tunnel ? QOS_UNP_NONE : ret;
 	}
-	pkt->has_ports = 0;
+	pkt->ports = QOS_PORTS_NONE;
 	if (cfg->rules & QOS_RULES_PORTS)
 		qos_parse_ports(skb, pkt);
 	if (!qos_rules_match(skb, cfg, pkt, sel, hit))
