@@ -49,7 +49,6 @@ static __always_inline int qos_to_ifb(struct __sk_buff *skb, const struct qos_cf
 SEC("tc")
 int qos_ingress(struct __sk_buff *skb)
 {
-	struct qos_rule_val *rule;
 	struct qos_rule_hit hit;
 	struct qos_pkt pkt;
 	struct qos_cfg *cfg;
@@ -71,8 +70,7 @@ int qos_ingress(struct __sk_buff *skb)
 		ret = qos_parse_lookup(skb, &pkt, &hit, cfg->rules ? QOS_SEL_PLAIN : 0,
 				       cfg->tunnel_dscp);
 	} else {
-		ret = qos_rules_classify(skb, cfg, &pkt, len, &rule, QOS_SEL_PLAIN);
-		qos_rule_hit_fill(&hit, rule);
+		ret = qos_rules_classify(skb, cfg, &pkt, len, &hit, QOS_SEL_PLAIN);
 	}
 	if (ret != QOS_UNP_NONE) {
 		qos_count_unparsed(QOS_DIR_INGRESS, ret, len);

@@ -96,7 +96,7 @@ static __always_inline __u32 qos_classify_ack(struct __sk_buff *skb, const struc
 	 * here too would cost the verifier more than the rest of the program
 	 * (an ACK carries none in practice), and whether a protocol rule
 	 * walked them must not change the answer. */
-	if (pkt->proto != IPPROTO_TCP || pkt->frag ||
+	if (pkt->proto != IPPROTO_TCP || pkt->frag != QOS_FRAG_NONE ||
 	    (pkt->table == QOS_TABLE_IPV6 && pkt->l4_off != pkt->l3_off + sizeof(struct ipv6hdr)))
 		return cls;
 	if (!qos_tcp_pure_ack(skb, pkt->l4_off, pkt->l3_end))
