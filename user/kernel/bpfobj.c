@@ -907,12 +907,24 @@ static int inner_read(int outer, struct qos_cfg *cfg, uint32_t size)
 	return ret;
 }
 
+/* Word @key of qos_cfg_gen: QOS_GEN_NOW, the generation; QOS_GEN_CLEAN,
+ * the one at which the inactive slot was last known clean. */
+enum { QOS_GEN_NOW, QOS_GEN_CLEAN };
+
+static int gen_word(const struct qos_progs *p, uint32_t key, uint32_t *v)
+{
+	*v = 0;
+	return bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &key, v) ? -errno : 0;
+}
+
 static int gen_get(const struct qos_progs *p, uint32_t *gen)
 {
-	uint32_t zero = 0;
+	return gen_word(p, QOS_GEN_NOW, gen);
+}
 
-	*gen = 0;
-	return bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &zero, gen) ? -errno : 0;
+static bool have_slots(const struct qos_progs *p)
+{
+	return p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0 && p->map[QOS_MAP_META] >= 0;
 }
 
 uint32_t qos_cfg_gen(const struct qos_progs *p)
@@ -946,7 +958,7 @@ int qos_cfg_get(const struct qos_progs *p, struct qos_cfg *cfg)
 {
 	int meta = p->map[QOS_MAP_META];
 
-	if (p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0 && meta >= 0)
+	if (have_slots(p))
 		return slots_read(p, cfg) ?: meta_get(meta, cfg);
 	if (p->map[QOS_MAP_CFG] < 0)
 		return -EPROTO;
@@ -1014,10 +1026,10 @@ static bool slot_same(const struct qos_progs *p, uint32_t g, const struct qos_cf
 	return same;
 }
 
-/* The words of qos_cfg_gen, mmap()ed: the generation (key 0) and the
- * generation at which the inactive slot was last known clean (key 1; an
- * array's elements are 8 bytes apart). */
-enum { GEN_NOW = 0, GEN_CLEAN = 2 };
+/* The words of qos_cfg_gen, mmap()ed: an array's elements are 8 bytes
+ * apart, two words per key. */
+#define GEN_NOW		(2 * QOS_GEN_NOW)
+#define GEN_CLEAN	(2 * QOS_GEN_CLEAN)
 
 static uint32_t *gen_map(int fd)
 {
@@ -1073,11 +1085,6 @@ static int clean_wait(uint32_t *w, uint32_t g, uint64_t since)
 	return 0;
 }
 
-static bool have_slots(const struct qos_progs *p)
-{
-	return p->map[QOS_MAP_SLOTS] >= 0 && p->map[QOS_MAP_GEN] >= 0 && p->map[QOS_MAP_META] >= 0;
-}
-
 /* qos_cfg_set() on the mapped words @w of generation map @id. */
 static int cfg_flip(const struct qos_progs *p, uint32_t *w, uint32_t id,
 		    const struct qos_cfg *cfg, uint64_t since, struct qos_cfg_flip *f)
@@ -1128,10 +1135,10 @@ int qos_cfg_set(const struct qos_progs *p, const struct qos_cfg *cfg, uint64_t s
 
 void qos_cfg_prepare(const struct qos_progs *p, uint64_t since)
 {
-	uint32_t zero = 0, one = 1, g, clean;
+	uint32_t g, clean;
 
-	if (!have_slots(p) || bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &zero, &g) || !g ||
-	    bpf_map_lookup_elem(p->map[QOS_MAP_GEN], &one, &clean) || clean == g)
+	if (!have_slots(p) || gen_word(p, QOS_GEN_NOW, &g) || !g ||
+	    gen_word(p, QOS_GEN_CLEAN, &clean) || clean == g)
 		return;
 	qos_gp_start(flip_since(map_id_of(p->map[QOS_MAP_GEN]), g, since));
 }
