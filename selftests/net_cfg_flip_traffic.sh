@@ -49,6 +49,29 @@ own6()
 		"/proc/net/dev_snmp6/$DEV"
 }
 
+declare -A S_all S_lbe S_be
+S_own=0
+
+# snapshot: the counters of both families and own6 (S_*), read again
+# until no ICMPv6 message of r's own (an MLD report, sent on a timer) went
+# out while they were read: it would be in a class counter and not in
+# own6's difference, or the other way round.
+snapshot()
+{
+	local fam o tries
+
+	for tries in 1 2 3 4 5; do
+		o=$(own6)
+		for fam in ipv4 ipv6; do
+			S_all[$fam]=$(count $fam) S_lbe[$fam]=$(count $fam lbe)
+			S_be[$fam]=$(count $fam be)
+		done
+		S_own=$(own6)
+		[ "$o" = "$S_own" ] && return 0
+	done
+	return 1
+}
+
 flip_under_traffic()
 {
 	local mac fam p4 p6 loop g0 own0 flips sent recv rx all lbe be
@@ -62,10 +85,12 @@ flip_under_traffic()
 		ip -n "$R" neigh replace "$H2_V6" lladdr "$mac" dev "$DEV" nud permanent
 	check_err $? "permanent neighbours on $DEV"
 	g0=$(cfg_gen "$R" "$DEV")
+	snapshot
+	check_err $? "counters before: r kept sending ICMPv6 while they were read"
 	for fam in ipv4 ipv6; do
-		b_all[$fam]=$(count $fam) b_lbe[$fam]=$(count $fam lbe) b_be[$fam]=$(count $fam be)
+		b_all[$fam]=${S_all[$fam]} b_lbe[$fam]=${S_lbe[$fam]} b_be[$fam]=${S_be[$fam]}
 	done
-	own0=$(own6)
+	own0=$S_own
 
 	nsenter --net="/run/netns/$H1" -- ping -4 -q -n -Q 0x20 -i 0.002 -c $N -W 2 "$H2_V4" \
 		>"$TMP/v4" 2>&1 &
@@ -90,13 +115,15 @@ flip_under_traffic()
 	[ "$flips" -ge 4 ]
 	check_err $? "$flips flips during the traffic, want at least 4"
 
+	snapshot
+	check_err $? "counters after: r kept sending ICMPv6 while they were read"
 	for fam in ipv4 ipv6; do
 		read -r sent recv < <(ping_summary "$TMP/${fam/ipv/v}")
-		all=$(($(count $fam) - b_all[$fam]))
-		lbe=$(($(count $fam lbe) - b_lbe[$fam]))
-		be=$(($(count $fam be) - b_be[$fam]))
+		all=$((S_all[$fam] - b_all[$fam]))
+		lbe=$((S_lbe[$fam] - b_lbe[$fam]))
+		be=$((S_be[$fam] - b_be[$fam]))
 		rx=$recv
-		[ $fam = ipv6 ] && rx=$((recv + $(own6) - own0))
+		[ $fam = ipv6 ] && rx=$((recv + S_own - own0))
 		[ "$sent" -eq $N ] && [ "$recv" -eq $N ] && [ "$rx" -ge $N ]
 		check_err $? "$fam: $recv of $sent pings answered, want $N"
 		[ "$all" -eq "$rx" ] && [ $((lbe + be)) -eq "$rx" ]
