@@ -27,7 +27,12 @@
 #    nothing of qosctl's either;
 # f. tcx-place last on $R_IF1 with A there: qosctl's ingress program after
 #    A; kept by a re-apply without tcx-place; remove --force takes it off
-#    and leaves A.
+#    and leaves A;
+# g. a fresh apply attaches each program as soon as it is loaded: killed
+#    right after the loads (QOSCTL_FAULT=load), both of qosctl's programs
+#    are at tcx, first, and read configuration generation 0, so EF pings
+#    pass on to A untouched, v4 and v6; the next command rolls back to A
+#    and B alone, as does a fresh apply failing at load, rules or tree.
 #
 # Skipped where the kernel, bpftool or this qosctl's libbpf has no tcx.
 
@@ -77,6 +82,25 @@ list()
 {
 	in_r bpftool net show dev "$1" -j |
 		jq -r --arg k "tcx/$2" '[.[0].tc[] | select(.kind == $k) | .prog_id] | join(" ")'
+}
+
+# prog_name ID: the name of program ID.
+prog_name()
+{
+	bpftool prog show id "$1" -j | jq -r .name
+}
+
+# cfg_gen ID: the configuration generation program ID reads.
+cfg_gen()
+{
+	local m
+
+	for m in $(bpftool prog show id "$1" -j | jq -r '.map_ids[]'); do
+		[ "$(bpftool map show id "$m" -j | jq -r .name)" = qos_cfg_gen ] || continue
+		bpftool map lookup id "$m" key 0 0 0 0 -j | jq -r '.formatted.value'
+		return
+	done
+	echo none
 }
 
 # pip_egress DEV FAMILY: packets counted in pip at DEV's egress.
@@ -247,7 +271,45 @@ place_last()
 	log_test "f. tcx-place last after C, kept by a re-apply; remove --force leaves C"
 }
 
+attach_at_load()
+{
+	local gi ge a0 fam dst step
+
+	# g. Killed after the loads: attached, unconfigured, passing on.
+	QOSCTL_FAULT=load qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit >/dev/null 2>&1
+	[ $? -eq 137 ]
+	check_err $? "QOSCTL_FAULT=load: not killed"
+	gi=$(list "$R_IF2" ingress)
+	ge=$(list "$R_IF2" egress)
+	ge=${ge%% *}
+	[ -n "$gi" ] && [ "$(prog_name "$gi")" = qos_ingress ] &&
+		[ "$(list "$R_IF2" egress)" = "$ge $A $B" ] && [ "$(prog_name "$ge")" = qos_egress ]
+	check_err $? "after the loads: ingress '$gi', egress '$(list "$R_IF2" egress)'"
+	[ "$(cfg_gen "$ge")" = 0 ] && [ "$(cfg_gen "$gi")" = 0 ]
+	check_err $? "generation read: egress $(cfg_gen "$ge"), ingress $(cfg_gen "$gi"), want 0"
+	for fam in 4 6; do
+		dst=$H2_V4
+		[ $fam = 6 ] && dst=$H2_V6
+		a0=$(count A)
+		read -r tx rx < <(in_ns "$H1" ping -$fam -n -q -c 5 -i 0.01 -W 2 -Q 0xb8 "$dst" |
+				  ping_summary)
+		[ "$rx" = 5 ] && [ $(($(count A) - a0)) -ge 5 ]
+		check_err $? "IPv$fam unconfigured: $rx of $tx answered, A counted $(($(count A) - a0))"
+	done
+	qosctl_ns "$R" show dev "$R_IF2" >/dev/null 2>&1
+	[ -z "$(list "$R_IF2" ingress)" ] && [ "$(list "$R_IF2" egress)" = "$A $B" ]
+	check_err $? "rolled back: '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
+	for step in load rules tree; do
+		QOSCTL_FAIL=$step qosctl_ns "$R" apply pip-20pct dev "$R_IF2" rate 100mbit \
+			>/dev/null 2>&1
+		[ $? -ne 0 ] && [ -z "$(list "$R_IF2" ingress)" ] &&
+			[ "$(list "$R_IF2" egress)" = "$A $B" ]
+		check_err $? "fresh, QOSCTL_FAIL=$step: '$(list "$R_IF2" ingress)' '$(list "$R_IF2" egress)'"
+	done
+	log_test "g. fresh: attached once loaded, unconfigured, passes on; killed or failed, rolled back"
+}
+
 ALL_TESTS="place_first counted replace_in_place failures_roll_back hook_set remove_keeps_others
-	   place_last"
+	   attach_at_load place_last"
 tests_run
 exit $EXIT_STATUS

@@ -236,6 +236,27 @@ static int prog_id_of(int fd, uint32_t *id)
 	return 0;
 }
 
+/* What runs at qosctl's place in one direction of a device. */
+struct slot {
+	uint32_t id;
+	enum qos_attach how;
+	uint32_t pos, n;
+	uint64_t revision;
+};
+
+static enum qos_attach attach_how(int ifindex, struct slot s[QOS_DIR_MAX]);
+static int tcx_attach_dir(int ifindex, enum qos_dir dir, int prog_fd, struct slot *s, bool last);
+
+/* The attach at load both loads of qos_progs_load() share. */
+struct early {
+	struct qos_attach_early *ea;
+	struct slot s[QOS_DIR_MAX];
+	bool wait_egress;		/* ingress attaches after egress */
+	bool egress_tried;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
 /* One program loaded from its own instance of the skeleton, in a thread of
  * its own when both are loaded: the verifier runs for each in parallel. */
 struct prog_load {
@@ -243,6 +264,7 @@ struct prog_load {
 	const struct qos_progs *share;
 	unsigned int share_mask;
 	uint32_t rule_entries;
+	struct early *early;		/* attach it once loaded (NULL: no) */
 	struct qos *skel;
 	uint64_t ns;			/* wall time of the load */
 	int ret;
@@ -253,8 +275,48 @@ static struct bpf_program *skel_prog(struct qos *skel, enum qos_dir dir)
 	return dir == QOS_DIR_INGRESS ? skel->progs.qos_ingress : skel->progs.qos_egress;
 }
 
+/*
+ * The program @l loaded, attached at tcx at once: its attach's grace
+ * period (tcx_entry_sync()) then passes while the other program is still
+ * being verified. The egress program goes first, so that what runs is
+ * never an ingress program alone (qos_progs_find()); the ingress one
+ * waits for it and is left for the commit if egress is not attached. A
+ * program attached so reads generation 0 until the configuration's first
+ * flip and passes every packet on untouched.
+ */
+static void early_attach(struct prog_load *l)
+{
+	struct early *e = l->early;
+	bool go = !l->ret;
+	int ret;
+
+	if (l->dir == QOS_DIR_INGRESS && e->wait_egress) {
+		pthread_mutex_lock(&e->lock);
+		while (!e->egress_tried)
+			pthread_cond_wait(&e->cond, &e->lock);
+		go = go && e->ea->attached[QOS_DIR_EGRESS];
+		pthread_mutex_unlock(&e->lock);
+	}
+	if (go) {
+		ret = tcx_attach_dir(e->ea->ifindex, l->dir,
+				     bpf_program__fd(skel_prog(l->skel, l->dir)), &e->s[l->dir],
+				     e->ea->last);
+		e->ea->attached[l->dir] = !ret;
+		if (ret)
+			qos_dbg("%s attach at load: %s; left for the commit", prog_names[l->dir],
+				strerror(-ret));
+	}
+	if (l->dir == QOS_DIR_EGRESS) {
+		pthread_mutex_lock(&e->lock);
+		e->egress_tried = true;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
 /* Open the skeleton, share maps, load @l->dir's program (none if
- * QOS_DIR_MAX: the maps alone). */
+ * QOS_DIR_MAX: the maps alone), bind every map to it and, with @l->early,
+ * attach it. */
 static void *prog_load_run(void *arg)
 {
 	struct prog_load *l = arg;
@@ -275,6 +337,16 @@ static void *prog_load_run(void *arg)
 			ret = bpf_map__reuse_fd(skel_map(l->skel, i), l->share->map[i]);
 	l->ret = ret ?: qos__load(l->skel);
 	l->ns = qos_boottime_ns() - t0;
+	if (l->dir == QOS_DIR_MAX)
+		return NULL;
+	/* Every map, so that one program alone holds the state. */
+	for (i = 0; i < QOS_MAP_MAX && !l->ret; i++)
+		if (l->share->map[i] >= 0 &&
+		    bpf_prog_bind_map(bpf_program__fd(skel_prog(l->skel, l->dir)),
+				      l->share->map[i], NULL))
+			l->ret = -errno;
+	if (l->early)
+		early_attach(l);
 	return NULL;
 }
 
@@ -290,17 +362,29 @@ static void prog_load_log(const struct prog_load *l, int fd)
 }
 
 int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint32_t rule_entries,
-		   unsigned int dirs, struct qos_progs *out)
+		   unsigned int dirs, struct qos_attach_early *ea, struct qos_progs *out)
 {
 	struct prog_load l[QOS_DIR_MAX] = {}, maps = {
 		.dir = QOS_DIR_MAX, .share = share, .share_mask = share_mask,
 		.rule_entries = rule_entries,
 	};
+	struct early early = { .ea = ea, .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
 	pthread_t thr[QOS_DIR_MAX];
 	bool started[QOS_DIR_MAX] = {};
 	int d, i, ret;
 
 	qos_progs_init(out);
+	/* Attach at load only where nothing of qosctl's runs, at tcx, and
+	 * with the egress program among those loaded. */
+	if (ea) {
+		memset(ea->attached, 0, sizeof(ea->attached));
+		if (!(dirs & 1U << QOS_DIR_EGRESS) ||
+		    attach_how(ea->ifindex, early.s) != QOS_ATTACH_TCX ||
+		    early.s[QOS_DIR_INGRESS].id || early.s[QOS_DIR_EGRESS].id)
+			ea = NULL;
+		early.wait_egress = dirs & 1U << QOS_DIR_INGRESS;
+	}
 	/* The maps first, once; then each program shares every one of them. */
 	prog_load_run(&maps);
 	ret = maps.ret;
@@ -315,10 +399,15 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 		if (!(dirs & 1U << d))
 			continue;
 		l[d] = (struct prog_load){ .dir = d, .share = out, .share_mask = ~0U,
-					   .rule_entries = rule_entries };
-		/* The last one runs here; a failed thread start, here too. */
+					   .rule_entries = rule_entries,
+					   .early = ea ? &early : NULL };
+		/* The last one runs here; a failed thread start, here too,
+		 * and then the ingress program is attached at the commit: it
+		 * cannot wait for the egress one here. */
 		started[d] = (dirs >> (d + 1)) &&
 			     !pthread_create(&thr[d], NULL, prog_load_run, &l[d]);
+		if (!started[d] && d == QOS_DIR_INGRESS && (dirs >> (d + 1)))
+			l[d].early = NULL;
 		if (!started[d])
 			prog_load_run(&l[d]);
 	}
@@ -332,10 +421,6 @@ int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint3
 			out->prog[d] = dup_fd(bpf_program__fd(skel_prog(l[d].skel, d)));
 			ret = out->prog[d] < 0 ? out->prog[d] : prog_id_of(out->prog[d], &out->prog_id[d]);
 		}
-		/* Every map, so that one program alone holds the state. */
-		for (i = 0; i < QOS_MAP_MAX && !ret; i++)
-			if (out->map[i] >= 0 && bpf_prog_bind_map(out->prog[d], out->map[i], NULL))
-				ret = -errno;
 		if (!ret)
 			prog_load_log(&l[d], out->prog[d]);
 	}
@@ -435,13 +520,6 @@ static bool prog_id_is(uint32_t id, enum qos_dir dir)
 
 /* qosctl's program at @dir of a device: its id (0: none), how it is
  * attached, and at tcx its place and the list's revision. */
-struct slot {
-	uint32_t id;
-	enum qos_attach how;
-	uint32_t pos, n;
-	uint64_t revision;
-};
-
 /* The clsact filter at qosctl's prio and handle, whatever runs there; else
  * the first program of qosctl's name in the tcx list. */
 static int slot_find(int ifindex, enum qos_dir dir, struct slot *s)
@@ -720,13 +798,16 @@ int qos_progs_attach(int ifindex, const struct qos_progs *p, bool last, bool *cl
 {
 	struct slot s[QOS_DIR_MAX];
 	bool fresh, done = false;
-	int d, ret = 0;
+	int d, i, ret = 0;
 
 	*clsact_created = false;
 	if (attach_how(ifindex, s) != QOS_ATTACH_TCX)
 		return clsact_attach(ifindex, p, clsact_created);
 	fresh = !s[QOS_DIR_INGRESS].id && !s[QOS_DIR_EGRESS].id;
-	for (d = 0; d < QOS_DIR_MAX && !ret; d++) {
+	/* Where nothing of ours runs, egress first: an ingress program
+	 * alone is not a state qos_progs_find() accepts. */
+	for (i = 0; i < QOS_DIR_MAX && !ret; i++) {
+		d = fresh ? QOS_DIR_MAX - 1 - i : i;
 		if (p->prog[d] < 0)
 			continue;
 		ret = tcx_attach_dir(ifindex, d, p->prog[d], &s[d], last);

@@ -82,6 +82,13 @@ uint64_t qos_obj_hash(void);
 /* Bits of enum qos_dir: which programs to load. */
 #define QOS_DIRS_ALL	(1U << QOS_DIR_INGRESS | 1U << QOS_DIR_EGRESS)
 
+/* A device to attach programs to as soon as each is loaded. */
+struct qos_attach_early {
+	int ifindex;
+	bool last;				/* at the end of the tcx list */
+	bool attached[QOS_DIR_MAX];		/* out: which were */
+};
+
 /*
  * Load (verify) the programs in @dirs (1U << enum qos_dir) of the embedded
  * object with a rule table of @rule_entries. The maps in @share_mask (1U <<
@@ -89,9 +96,16 @@ uint64_t qos_obj_hash(void);
  * of the object is bound to every program loaded, so one program alone
  * holds the device's whole state. With -v, each program's load time and
  * verified instructions are logged.
+ *
+ * With @ea, when nothing of qosctl's runs on @ea->ifindex and it attaches
+ * through tcx, each program is attached there as soon as it is loaded,
+ * egress first, so that one attach's grace period passes while the other
+ * program is verified; @ea->attached says which were (the others are the
+ * caller's to attach). Until the configuration's first flip they pass
+ * every packet on.
  */
 int qos_progs_load(const struct qos_progs *share, unsigned int share_mask, uint32_t rule_entries,
-		   unsigned int dirs, struct qos_progs *out);
+		   unsigned int dirs, struct qos_attach_early *ea, struct qos_progs *out);
 struct qos;
 /* Size the rule tables, their hit counters and their policers of an opened
  * skeleton. */
@@ -125,7 +139,8 @@ bool qos_attach_is_tcx(int ifindex);
 
 /*
  * Attach (or atomically replace) the programs of @p at qosctl's slot,
- * ingress first; a direction without a program is left as it is. Where
+ * ingress first where qosctl's run, egress first at a tcx slot where none
+ * does; a direction without a program is left as it is. Where
  * programs of qosctl run, the new ones replace them in the same way (the
  * same clsact filter; at tcx, BPF_F_REPLACE at the revision read); else
  * through tcx, first or @last among the programs there, falling back to

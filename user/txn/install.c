@@ -104,8 +104,8 @@ static int teardown(struct qos_dev *dev, const struct qos_plan *cur, char *err, 
 /* Step 1: the programs @next runs with, in @target (fds owned): the
  * ingress one only when @next acts at ingress. */
 static int pick_progs(struct qos_dev *dev, const struct qos_plan *next,
-		      const struct qos_progs *held, struct qos_progs *target, char *err,
-		      size_t errlen)
+		      const struct qos_progs *held, struct qos_progs *target,
+		      struct qos_attach_early *ea, char *err, size_t errlen)
 {
 	bool in = !(next->cfg.meta.flags & QOS_META_F_EGRESS_ONLY);
 	struct qos_progs one;
@@ -119,12 +119,13 @@ static int pick_progs(struct qos_dev *dev, const struct qos_plan *next,
 	else
 		ret = qos_progs_load(dev->applied ? &dev->cur : NULL, QOS_MAPS_SHARED,
 				     next->rule_entries,
-				     in ? QOS_DIRS_ALL : 1U << QOS_DIR_EGRESS, target);
+				     in ? QOS_DIRS_ALL : 1U << QOS_DIR_EGRESS,
+				     dev->applied ? NULL : ea, target);
 	/* Kept programs without an ingress one: it joins them, on all of
 	 * their maps. */
 	if (!ret && in && target->prog[QOS_DIR_INGRESS] < 0) {
 		ret = qos_progs_load(target, ~0U, target->rule_entries, 1U << QOS_DIR_INGRESS,
-				     &one);
+				     NULL, &one);
 		if (!ret) {
 			target->prog[QOS_DIR_INGRESS] = one.prog[QOS_DIR_INGRESS];
 			target->prog_id[QOS_DIR_INGRESS] = one.prog_id[QOS_DIR_INGRESS];
@@ -265,6 +266,7 @@ struct install {
 	bool fresh;			/* a new root qdisc */
 	bool ifb_fresh;			/* ... on the IFB */
 	uint64_t t0;			/* when the device was locked */
+	struct qos_attach_early early;	/* what step 1 attached */
 	struct qos_cfg_flip flip;	/* what step 5 did */
 };
 
@@ -348,7 +350,11 @@ static int stage(struct install *in, const struct qos_progs *held, char *err, si
 	struct qos_plan *next = in->next;
 	int ret;
 
-	ret = pick_progs(in->dev, next, held, &in->target, err, errlen);
+	in->early = (struct qos_attach_early){
+		.ifindex = in->dev->ifindex,
+		.last = next->cfg.meta.flags & QOS_META_F_TCX_LAST,
+	};
+	ret = pick_progs(in->dev, next, held, &in->target, &in->early, err, errlen);
 	if (ret)
 		return ret;
 	next->cfg.meta.obj_hash = qos_obj_hash();
@@ -480,14 +486,17 @@ static int commit(struct install *in, char *err, size_t errlen)
 
 	if (!attached(dev, &in->target)) {
 		struct qos_progs changed = in->target;	/* fds borrowed */
-		int d;
+		int d, n = 0;
 
-		for (d = 0; d < QOS_DIR_MAX; d++)
-			if (dev->applied && dev->cur.prog_id[d] == changed.prog_id[d])
+		for (d = 0; d < QOS_DIR_MAX; d++) {
+			if ((dev->applied && dev->cur.prog_id[d] == changed.prog_id[d]) ||
+			    in->early.attached[d])
 				changed.prog[d] = -1;
-		ret = qos_progs_attach(dev->ifindex, &changed,
-				       in->next->cfg.meta.flags & QOS_META_F_TCX_LAST,
-				       &clsact_created);
+			n += changed.prog[d] >= 0;
+		}
+		ret = n ? qos_progs_attach(dev->ifindex, &changed,
+					   in->next->cfg.meta.flags & QOS_META_F_TCX_LAST,
+					   &clsact_created) : 0;
 		/* A profile that no longer acts at ingress: that program goes
 		 * once the egress one that classifies by itself runs. */
 		if (!ret && in->target.prog[QOS_DIR_INGRESS] < 0 && dev->applied &&
