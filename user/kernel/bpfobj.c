@@ -236,7 +236,8 @@ static int prog_id_of(int fd, uint32_t *id)
 	return 0;
 }
 
-/* What runs at qosctl's place in one direction of a device. */
+/* qosctl's program at one direction of a device: its id (0: none), how
+ * it is attached, and at tcx its place and the list's revision. */
 struct slot {
 	uint32_t id;
 	enum qos_attach how;
@@ -518,8 +519,6 @@ static bool prog_id_is(uint32_t id, enum qos_dir dir)
 	return ret == 1;
 }
 
-/* qosctl's program at @dir of a device: its id (0: none), how it is
- * attached, and at tcx its place and the list's revision. */
 /* The clsact filter at qosctl's prio and handle, whatever runs there; else
  * the first program of qosctl's name in the tcx list. */
 static int slot_find(int ifindex, enum qos_dir dir, struct slot *s)
